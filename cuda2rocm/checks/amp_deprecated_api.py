@@ -1,0 +1,214 @@
+"""amp-deprecated-api: `torch.cuda.amp.*` -> `torch.amp.*` with the device made explicit.
+
+The rewrite must keep behaviour exactly, so it knows the old and new signatures:
+`torch.cuda.amp.autocast(enabled, dtype, cache_enabled)` becomes
+`torch.amp.autocast("cuda", enabled=..., dtype=..., cache_enabled=...)` (positional arguments
+are named, since the new second parameter is `dtype`); `GradScaler` gains a leading `"cuda"`;
+`custom_fwd`/`custom_bwd` gain the keyword-only `device_type="cuda"`.
+
+When the old API was imported by name (`from torch.cuda.amp import autocast as ac`), the import
+itself is rewritten to `torch.amp`, together with every call site of that import in one fix,
+and only when every use of it can be rewritten.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from cuda2rocm.frontends.python import NameAware, dotted, root_name
+from cuda2rocm.model import Edit, Fix
+
+OLD = "torch.cuda.amp"
+NEW = "torch.amp"
+KINDS = ("autocast", "GradScaler", "custom_fwd", "custom_bwd")
+AUTOCAST_PARAMS = ("enabled", "dtype", "cache_enabled")
+DEVICE = '"cuda"'
+
+
+def kind_of(qualified: set[str]) -> str | None:
+    for name in qualified:
+        if name.startswith(OLD + ".") and name.rsplit(".", 1)[-1] in KINDS:
+            return name.rsplit(".", 1)[-1]
+    return None
+
+
+class Rule(NameAware):
+    def __init__(self, *args) -> None:
+        super().__init__(*args)
+        self.handled: set[int] = set()
+        self.in_import = 0
+        self.binding_fixes: dict[int, Fix | None] = {}
+
+    # Imports bind the names; they are rewritten with their uses, never reported on their own.
+    def visit_Import(self, node: cst.Import) -> None:
+        self.in_import += 1
+
+    def leave_Import(self, node: cst.Import) -> None:
+        self.in_import -= 1
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        self.in_import += 1
+
+    def leave_ImportFrom(self, node: cst.ImportFrom) -> None:
+        self.in_import -= 1
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self._use(node.func)
+
+    def visit_Decorator(self, node: cst.Decorator) -> None:
+        self._use(node.decorator)
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self.handled.add(id(node.attr))
+        self._use(node)
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self._use(node)
+
+    # -- reporting -----------------------------------------------------------------------------
+    def _use(self, node: cst.CSTNode) -> None:
+        if self.in_import or id(node) in self.handled:
+            return
+        if not isinstance(node, (cst.Name, cst.Attribute)):
+            return
+        kind = kind_of(self.qualified_names(node))
+        if kind is None:
+            return
+        self.handled.add(id(node))
+        site = self._site_edits(node, kind)
+        fix = self._fix_for(node, site)
+        new = f'torch.amp.{kind}("cuda", ...)'
+        if kind in ("custom_fwd", "custom_bwd"):
+            new = f'torch.amp.{kind}(..., device_type="cuda")'
+        message = (
+            f"torch.cuda.amp.{kind} is deprecated (FutureWarning since torch 2.4); "
+            f"use {new}, which behaves the same on CUDA and ROCm"
+        )
+        if fix is None:
+            message += " (no automatic fix: this use cannot be rewritten mechanically)"
+        self.report(node, message, fix)
+
+    # -- call sites ----------------------------------------------------------------------------
+    def _site_edits(self, func: cst.CSTNode, kind: str) -> list[Edit] | None:
+        """Edits to the arguments at one use; None when this use cannot be rewritten."""
+        parent = self.parent(func)
+        if isinstance(parent, cst.Call) and parent.func is func:
+            return self._call_edits(parent, kind)
+        if isinstance(parent, cst.Decorator) and parent.decorator is func:
+            if kind in ("custom_fwd", "custom_bwd"):
+                return [self.insert_after(func, '(device_type="cuda")')]
+        return None
+
+    def _call_edits(self, call: cst.Call, kind: str) -> list[Edit] | None:
+        args = list(call.args)
+        if kind in ("custom_fwd", "custom_bwd"):
+            if any(a.keyword and a.keyword.value == "device_type" for a in args):
+                return None
+            if not args:
+                return [self._before_close(call, 'device_type="cuda"')]
+            return [self.insert_after(args[-1].value, ', device_type="cuda"')]
+        if not args:
+            return [self._before_close(call, DEVICE)]
+        if kind == "GradScaler":
+            return [self.insert_before(args[0], DEVICE + ", ")]
+        # autocast: name every positional argument, then put the device first.
+        if any(a.star for a in args):
+            return None
+        positional = [a for a in args if a.keyword is None]
+        if len(positional) > len(AUTOCAST_PARAMS):
+            return None
+        edits = []
+        for i, arg in enumerate(positional):
+            prefix = (DEVICE + ", " if arg is args[0] else "") + AUTOCAST_PARAMS[i] + "="
+            edits.append(self.insert_before(arg, prefix))
+        if args[0].keyword is not None:
+            edits.append(self.insert_before(args[0], DEVICE + ", "))
+        return edits
+
+    def _before_close(self, call: cst.Call, text: str) -> Edit:
+        _, end = self.span(call)
+        return Edit(end - 1, end - 1, text)
+
+    # -- callee and imports --------------------------------------------------------------------
+    def _fix_for(self, func: cst.CSTNode, site: list[Edit] | None) -> Fix | None:
+        if site is None:
+            return None
+        root = root_name(func)
+        if root is None:
+            return None
+        root_qualified = self.qualified_names(root)
+        chain = dotted(func)
+        if "torch" in root_qualified and chain and chain.startswith(root.value + ".cuda.amp."):
+            # `torch.cuda.amp.X` through `import torch` (or an alias of it): a local rewrite.
+            kind = chain.rsplit(".", 1)[-1]
+            callee = self.replace(func, f"{root.value}.amp.{kind}")
+            return self.fix(callee, *site, description=f"use torch.amp.{kind}")
+        binding, _ = self.references(root)
+        if binding is None:
+            return None
+        key = id(binding)
+        if key not in self.binding_fixes:
+            self.binding_fixes[key] = self._binding_fix(binding)
+        return self.binding_fixes[key]
+
+    def _binding_fix(self, binding: cst.Import | cst.ImportFrom) -> Fix | None:
+        """Rewrite an import of the old API and all of its uses, or nothing."""
+        import_edit = self._import_edit(binding)
+        if import_edit is None:
+            return None
+        edits = [import_edit]
+        for bound in _bound_names(binding):
+            for ref in self._references_of(binding, bound):
+                if ref is None:
+                    return None
+                func = ref
+                parent = self.parent(func)
+                while isinstance(parent, cst.Attribute) and parent.value is func:
+                    func, parent = parent, self.parent(parent)
+                kind = kind_of(self.qualified_names(func))
+                site = self._site_edits(func, kind) if kind else None
+                if site is None:
+                    return None
+                edits += site
+        return self.fix(*edits, description="import from torch.amp and pass the device")
+
+    def _import_edit(self, binding: cst.Import | cst.ImportFrom) -> Edit | None:
+        if isinstance(binding, cst.ImportFrom):
+            if binding.relative or isinstance(binding.names, cst.ImportStar):
+                return None
+            module = dotted(binding.module) if binding.module else None
+            if module is None:
+                return None
+            if module == OLD or module.startswith(OLD + "."):
+                if all(a.name.value in KINDS for a in binding.names if isinstance(a.name, cst.Name)):
+                    return self.replace(binding.module, NEW + module[len(OLD) :])
+                return None
+            if module == "torch.cuda" and [dotted(a.name) for a in binding.names] == ["amp"]:
+                return self.replace(binding.module, "torch")
+            return None
+        for alias in binding.names:
+            if dotted(alias.name) == OLD and alias.asname is not None:
+                return self.replace(alias.name, NEW)
+        return None
+
+    def _references_of(self, binding: cst.CSTNode, bound: str) -> list[cst.CSTNode | None]:
+        from libcst.metadata import ScopeProvider
+
+        scope = self.get_metadata(ScopeProvider, binding, None)
+        if scope is None:
+            return [None]
+        refs: list[cst.CSTNode | None] = []
+        for assignment in scope.assignments[bound]:
+            if getattr(assignment, "node", None) is binding:
+                refs += [r.node for r in assignment.references]
+        return refs
+
+
+def _bound_names(binding: cst.Import | cst.ImportFrom) -> list[str]:
+    names = []
+    for alias in binding.names if not isinstance(binding.names, cst.ImportStar) else []:
+        if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+            names.append(alias.asname.name.value)
+        elif isinstance(alias.name, cst.Name):
+            names.append(alias.name.value)
+    return names

@@ -1,0 +1,187 @@
+"""Walk the given paths: which files to lint, in which language, honouring .gitignore and excludes.
+
+Symlinks are never followed during the walk (no loops, nothing outside the tree); a symlink
+named explicitly on the command line is linted like any file it points to.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pathspec
+
+DEFAULT_EXCLUDE = (
+    ".git/",
+    ".hg/",
+    ".svn/",
+    ".venv/",
+    "venv/",
+    "__pycache__/",
+    "node_modules/",
+    ".tox/",
+    ".nox/",
+    ".mypy_cache/",
+    ".ruff_cache/",
+    ".pytest_cache/",
+    ".cuda2rocm_cache/",
+    "*.egg-info/",
+    "build/",
+    "dist/",
+)
+
+_SUFFIXES = {
+    ".py": "python",
+    ".pyi": "python",
+    ".cu": "cuda",
+    ".cuh": "cuda",
+    ".cpp": "cuda",
+    ".cc": "cuda",
+    ".cxx": "cuda",
+    ".c": "cuda",
+    ".h": "cuda",
+    ".hpp": "cuda",
+    ".hxx": "cuda",
+    ".inl": "cuda",
+    ".cmake": "cmake",
+    ".sh": "shell",
+    ".bash": "shell",
+    ".dockerfile": "dockerfile",
+}
+
+
+def language_of(path: Path) -> str | None:
+    """Language by file name; None for files no rule reads."""
+    name = path.name
+    lower = name.lower()
+    if name == "CMakeLists.txt":
+        return "cmake"
+    if lower.startswith("dockerfile") or lower.endswith(".dockerfile"):
+        return "dockerfile"
+    if lower.startswith("requirements") and lower.endswith((".txt", ".in")):
+        return "requirements"
+    if name == "pyproject.toml":
+        return "requirements"
+    return _SUFFIXES.get(path.suffix.lower())
+
+
+@dataclass(frozen=True)
+class Found:
+    path: Path
+    display: str
+    language: str
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A path that could not be walked (permission denied, missing); reported, never fatal."""
+
+    display: str
+    message: str
+
+
+def _display(path: Path) -> str:
+    try:
+        return os.path.relpath(path)
+    except ValueError:  # different drive on Windows
+        return str(path)
+
+
+class _Ignores:
+    """Gitignore files seen so far, each matching relative to its own directory."""
+
+    def __init__(self, extra: Iterable[str], root: Path) -> None:
+        self.root = root
+        self.specs: list[tuple[Path, pathspec.PathSpec]] = []
+        patterns = list(DEFAULT_EXCLUDE) + list(extra)
+        self.specs.append((root, pathspec.GitIgnoreSpec.from_lines(patterns)))
+
+    def add_gitignore(self, directory: Path) -> None:
+        gi = directory / ".gitignore"
+        try:
+            lines = gi.read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            return
+        self.specs.append((directory, pathspec.GitIgnoreSpec.from_lines(lines)))
+
+    def ignored(self, path: Path, is_dir: bool) -> bool:
+        for base, spec in self.specs:
+            try:
+                rel = path.relative_to(base).as_posix()
+            except ValueError:
+                continue
+            if spec.match_file(rel + "/" if is_dir else rel):
+                return True
+        return False
+
+
+def discover(
+    paths: Iterable[str | os.PathLike],
+    exclude: Iterable[str] = (),
+    respect_gitignore: bool = True,
+    problems: list[Problem] | None = None,
+) -> Iterator[Found]:
+    """Yield lintable files under `paths` in a deterministic (sorted) order."""
+    problems = problems if problems is not None else []
+    exclude = list(exclude)
+    seen: set[Path] = set()
+    for raw in paths:
+        given = Path(raw)
+        if not given.exists() and not given.is_symlink():
+            problems.append(Problem(str(raw), "no such file or directory"))
+            continue
+        if given.is_file():
+            lang = language_of(given)
+            if lang is not None and given not in seen:
+                seen.add(given)
+                yield Found(given, _display(given), lang)
+            continue
+        if not given.is_dir():
+            problems.append(Problem(str(raw), "not a regular file or directory (or a broken link)"))
+            continue
+        root = given.resolve()
+        ignores = _Ignores(exclude, root)
+        if respect_gitignore:
+            for directory in _repository_chain(root):
+                ignores.add_gitignore(directory)
+        yield from _walk(given, root, ignores, respect_gitignore, problems, seen)
+
+
+def _repository_chain(root: Path) -> list[Path]:
+    """Directories from the enclosing git repository's top down to `root` (just `root` outside git)."""
+    chain = [root]
+    if (root / ".git").exists():
+        return chain
+    for parent in root.parents:
+        chain.append(parent)
+        if (parent / ".git").exists():
+            return list(reversed(chain))
+    return [root]
+
+
+def _walk(given, root, ignores, respect_gitignore, problems, seen) -> Iterator[Found]:
+    def onerror(exc: OSError) -> None:
+        problems.append(Problem(_display(Path(exc.filename or given)), f"cannot read: {exc.strerror}"))
+
+    for dirpath, dirnames, filenames in os.walk(given, onerror=onerror, followlinks=False):
+        current = Path(dirpath)
+        absolute = root / current.relative_to(given)
+        if respect_gitignore and absolute != root:
+            ignores.add_gitignore(absolute)
+        keep = []
+        for d in sorted(dirnames):
+            if (current / d).is_symlink() or ignores.ignored(absolute / d, True):
+                continue
+            keep.append(d)
+        dirnames[:] = keep
+        for name in sorted(filenames):
+            path = current / name
+            lang = language_of(path)
+            if lang is None or path.is_symlink() or ignores.ignored(absolute / name, False):
+                continue
+            if path in seen:
+                continue
+            seen.add(path)
+            yield Found(path, _display(path), lang)

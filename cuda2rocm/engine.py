@@ -1,0 +1,161 @@
+"""The lint pipeline: discovered file -> prefilter -> front-end -> rules -> diagnostics.
+
+A file never stops the run: what cannot be read, decoded or parsed, and a rule that raises,
+each become a diagnostic of that file.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+import traceback
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from cuda2rocm import sources
+from cuda2rocm.catalogue import RuleSpec, find_rule, load_catalogue
+from cuda2rocm.discover import Found, Problem, discover
+from cuda2rocm.model import Diagnostic, Position, Severity
+from cuda2rocm.sources import SkipFile, SourceError, SourceFile
+
+BUG_HINT = "this is a bug in cuda2rocm; please report it with the file that triggers it"
+
+
+@dataclass
+class Notice:
+    """A file passed over on purpose (binary, too large) or a path that could not be walked."""
+
+    path: str
+    message: str
+
+
+@dataclass
+class LintResult:
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    notices: list[Notice] = field(default_factory=list)
+    files: int = 0
+
+
+def _general(rule_id: str, path: str, message: str, line: int = 1, column: int = 1) -> Diagnostic:
+    spec = find_rule(rule_id)
+    return Diagnostic(
+        path=path,
+        rule=spec.id,
+        code=spec.code,
+        severity=spec.severity,
+        step=spec.step,
+        position=Position(line, column, line, column),
+        message=message,
+    )
+
+
+class Linter:
+    """Lints sources with a fixed set of rules; builds its prefilter once."""
+
+    def __init__(self, rules: Sequence[RuleSpec], max_bytes: int = sources.DEFAULT_MAX_BYTES):
+        self.rules = [r for r in rules if r.step != 0]
+        self.max_bytes = max_bytes
+        self._checks = {r.id: importlib.import_module(r.check_module).Rule for r in self.rules}
+        self._prefilter: dict[str, tuple[re.Pattern[bytes] | None, list[RuleSpec]]] = {}
+
+    # -- prefilter ---------------------------------------------------------------------------
+    def _rules_for(self, language: str) -> tuple[re.Pattern[bytes] | None, list[RuleSpec]]:
+        if language not in self._prefilter:
+            rules = [r for r in self.rules if language in r.languages or "any" in r.languages]
+            tokens = sorted({t for r in rules for t in r.tokens}, key=len, reverse=True)
+            always = any(not r.tokens for r in rules)
+            pattern = None
+            if tokens and not always:
+                pattern = re.compile(b"|".join(re.escape(t.encode()) for t in tokens))
+            self._prefilter[language] = (pattern, rules)
+        return self._prefilter[language]
+
+    def applicable(self, language: str, data: bytes) -> list[RuleSpec]:
+        """The rules worth running on `data`: those whose tokens occur in it."""
+        pattern, rules = self._rules_for(language)
+        if pattern is None:
+            return rules
+        found = {m.decode() for m in pattern.findall(data)}
+        if not found:
+            return []
+        return [r for r in rules if not r.tokens or found.intersection(r.tokens)]
+
+    # -- linting -----------------------------------------------------------------------------
+    def lint_source(
+        self, source: SourceFile, rules: Iterable[RuleSpec] | None = None
+    ) -> list[Diagnostic]:
+        if rules is None:
+            rules = self.applicable(source.language, source.text.encode("utf-8", "replace"))
+        rules = list(rules)
+        if not rules:
+            return []
+        if source.language == "python":
+            return self._lint_python(source, rules)
+        return []
+
+    def _lint_python(self, source: SourceFile, rules: list[RuleSpec]) -> list[Diagnostic]:
+        from cuda2rocm.frontends import python
+
+        try:
+            found, failed = python.run_rules(source, [(r, self._checks[r.id]) for r in rules])
+        except python.PythonParseError as exc:
+            return [_general("parse-error", source.path, str(exc), exc.line, exc.column)]
+        except Exception as exc:  # noqa: BLE001 - metadata or traversal failure: isolate it
+            return [_internal(source.path, "the Python front-end", exc)]
+        found += [_internal(source.path, f"rule {spec.id}", exc) for spec, exc in failed]
+        return found
+
+    def lint_file(self, item: Found) -> tuple[list[Diagnostic], Notice | None]:
+        _, rules = self._rules_for(item.language)
+        if not rules:
+            return [], None
+        try:
+            with item.path.open("rb") as fh:
+                data = fh.read(self.max_bytes + 1)
+        except OSError as exc:
+            return [_general("read-error", item.display, f"cannot read: {exc.strerror}")], None
+        if len(data) > self.max_bytes:
+            return [], Notice(item.display, f"skipped: larger than {self.max_bytes} bytes")
+        if sources.is_binary(data):
+            return [], Notice(item.display, "skipped: binary file (contains NUL bytes)")
+        rules = self.applicable(item.language, data)
+        if not rules:
+            return [], None
+        try:
+            text, encoding, bom = sources.decode(data, item.display, item.language)
+        except SourceError as exc:
+            return [_general("read-error", item.display, str(exc))], None
+        source = SourceFile(item.display, item.language, text, encoding, bom)
+        return self.lint_source(source, rules), None
+
+    def lint_paths(self, paths: Iterable[str | Path], exclude: Iterable[str] = ()) -> LintResult:
+        result = LintResult()
+        problems: list[Problem] = []
+        for item in discover(paths, exclude=exclude, problems=problems):
+            result.files += 1
+            diagnostics, notice = self.lint_file(item)
+            result.diagnostics.extend(diagnostics)
+            if notice:
+                result.notices.append(notice)
+        for problem in problems:
+            result.diagnostics.append(_general("read-error", problem.display, problem.message))
+        result.diagnostics.sort(key=lambda d: d.sort_key)
+        return result
+
+
+def _internal(path: str, where: str, exc: BaseException) -> Diagnostic:
+    frame = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
+    origin = f" at {Path(frame.filename).name}:{frame.lineno}" if frame else ""
+    return _general(
+        "internal-error",
+        path,
+        f"{where} failed on this file: {type(exc).__name__}: {exc}{origin}; {BUG_HINT}",
+    )
+
+
+def default_rules() -> list[RuleSpec]:
+    return [r for r in load_catalogue() if r.default]
+
+
+__all__ = ["LintResult", "Linter", "Notice", "SkipFile", "Severity", "default_rules"]

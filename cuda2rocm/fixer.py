@@ -1,0 +1,130 @@
+"""Applying fixes: non-overlapping text edits, repeated to a fixed point, re-parsed, then written.
+
+A fix that makes the file unparsable is never written. Writes are atomic (temporary file in
+the same directory, then rename) and keep the encoding, BOM, newlines and mode of the file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import difflib
+import os
+import stat
+import tempfile
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from cuda2rocm.model import Diagnostic, Edit, Fix, Safety
+from cuda2rocm.sources import SourceFile
+
+MAX_ROUNDS = 10
+_PARSE_FAILURES = ("parse-error", "internal-error")
+
+
+class FixError(Exception):
+    pass
+
+
+def apply_edits(text: str, edits: Iterable[Edit]) -> str:
+    out, last = [], 0
+    for edit in sorted(edits):
+        if edit.start < last:
+            raise FixError(f"overlapping edits at offset {edit.start}")
+        out.append(text[last : edit.start])
+        out.append(edit.replacement)
+        last = edit.end
+    out.append(text[last:])
+    return "".join(out)
+
+
+def choose_fixes(diagnostics: Iterable[Diagnostic], unsafe: bool) -> list[Fix]:
+    """Fixes to apply in one round: allowed by safety, first come first served, no overlaps.
+
+    Identical fixes (several findings sharing one binding-wide rewrite) are applied once.
+    """
+    chosen: list[Fix] = []
+    for diag in sorted(diagnostics, key=lambda d: d.sort_key):
+        fix = diag.fix
+        if fix is None or (fix.safety is Safety.UNSAFE and not unsafe) or not fix.edits:
+            continue
+        if any(fix.edits == c.edits for c in chosen):
+            continue
+        if any(fix.overlaps(c) for c in chosen):
+            continue
+        chosen.append(fix)
+    return chosen
+
+
+@dataclass
+class FixOutcome:
+    path: str
+    original: str
+    fixed: str
+    applied: list[Diagnostic] = field(default_factory=list)
+    remaining: list[Diagnostic] = field(default_factory=list)
+    #: Set when the fixes were refused (the result did not re-parse); nothing is written.
+    refused: str | None = None
+
+    @property
+    def changed(self) -> bool:
+        return self.refused is None and self.fixed != self.original
+
+    def diff(self) -> str:
+        return "".join(
+            difflib.unified_diff(
+                self.original.splitlines(keepends=True),
+                self.fixed.splitlines(keepends=True),
+                fromfile=f"a/{self.path}",
+                tofile=f"b/{self.path}",
+            )
+        )
+
+
+def fix_source(source: SourceFile, lint, unsafe: bool = False) -> FixOutcome:
+    """Lint, apply, re-lint until nothing changes. `lint(source) -> list[Diagnostic]`."""
+    original = source.text
+    current = SourceFile(source.path, source.language, original, source.encoding, source.bom)
+    diagnostics = lint(current)
+    outcome = FixOutcome(source.path, original, original)
+    was_broken = any(d.rule in _PARSE_FAILURES for d in diagnostics)
+    for _ in range(MAX_ROUNDS):
+        fixes = choose_fixes(diagnostics, unsafe)
+        if not fixes:
+            break
+        edits = [e for f in fixes for e in f.edits]
+        new_text = apply_edits(current.text, edits)
+        if new_text == current.text:
+            break
+        candidate = SourceFile(source.path, source.language, new_text, source.encoding, source.bom)
+        new_diagnostics = lint(candidate)
+        broken = [d for d in new_diagnostics if d.rule in _PARSE_FAILURES]
+        if broken and not was_broken:
+            outcome.refused = f"the fixed file would not parse ({broken[0].message}); not written"
+            outcome.fixed = original
+            outcome.remaining = lint(source)
+            return outcome
+        applied_edits = {f.edits for f in fixes}
+        outcome.applied += [d for d in diagnostics if d.fix and d.fix.edits in applied_edits]
+        current, diagnostics = candidate, new_diagnostics
+    outcome.fixed = current.text
+    outcome.remaining = diagnostics
+    return outcome
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Replace `path` by `data` so that a crash leaves either the old or the new file."""
+    path = Path(path)
+    mode = stat.S_IMODE(path.stat().st_mode)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".cuda2rocm", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise

@@ -1,0 +1,223 @@
+"""Python front-end: LibCST with metadata, shared by every Python rule.
+
+Rules are batchable visitors, so one traversal of a file serves all of them, and LibCST computes
+only the metadata the selected rules declare. Rules report nodes; this module turns nodes into
+exact positions and text edits on the original source.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import ClassVar
+
+import libcst as cst
+from libcst.metadata import (
+    ParentNodeProvider,
+    PositionProvider,
+    QualifiedNameProvider,
+    ScopeProvider,
+)
+
+from cuda2rocm.catalogue import RuleSpec
+from cuda2rocm.model import Diagnostic, Edit, Fix, Safety, Severity
+from cuda2rocm.sources import SourceFile
+
+
+class PythonParseError(Exception):
+    def __init__(self, message: str, line: int = 1, column: int = 1) -> None:
+        super().__init__(message)
+        self.line, self.column = line, column
+
+
+def parse(source: SourceFile) -> cst.MetadataWrapper:
+    try:
+        module = cst.parse_module(source.text)
+    except cst.ParserSyntaxError as exc:
+        raise PythonParseError(
+            f"cannot parse Python: {exc.message}", exc.raw_line, exc.raw_column + 1
+        ) from exc
+    except RecursionError as exc:
+        raise PythonParseError("cannot parse Python: nesting too deep") from exc
+    return cst.MetadataWrapper(module, unsafe_skip_copy=True)
+
+
+class PythonRule(cst.BatchableCSTVisitor):
+    """Base class of a Python rule: visit nodes, call `report`."""
+
+    METADATA_DEPENDENCIES: ClassVar[tuple] = (PositionProvider,)
+
+    def __init__(self, spec: RuleSpec, source: SourceFile, sink: list[Diagnostic]) -> None:
+        super().__init__()
+        self.spec = spec
+        self.source = source
+        self._sink = sink
+        #: The exception that stopped this rule on this file; the other rules go on.
+        self.failure: BaseException | None = None
+
+    def get_visitors(self):  # noqa: ANN201 - LibCST's hook; wraps every visit/leave method
+        return {name: self._guarded(method) for name, method in super().get_visitors().items()}
+
+    def _guarded(self, method):  # noqa: ANN202
+        def guarded(node):  # noqa: ANN202
+            if self.failure is not None:
+                return None
+            try:
+                return method(node)
+            except Exception as exc:  # noqa: BLE001 - isolate a buggy rule, report it
+                self.failure = exc
+                return None
+
+        return guarded
+
+    # -- positions and text ------------------------------------------------------------------
+    def span(self, node: cst.CSTNode) -> tuple[int, int]:
+        rng = self.get_metadata(PositionProvider, node)
+        lines = self.source.lines
+        return (
+            lines.offset(rng.start.line, rng.start.column),
+            lines.offset(rng.end.line, rng.end.column),
+        )
+
+    def text(self, node: cst.CSTNode) -> str:
+        start, end = self.span(node)
+        return self.source.text[start:end]
+
+    def replace(self, node: cst.CSTNode, replacement: str) -> Edit:
+        start, end = self.span(node)
+        return Edit(start, end, replacement)
+
+    def insert_before(self, node: cst.CSTNode, text: str) -> Edit:
+        start, _ = self.span(node)
+        return Edit(start, start, text)
+
+    def insert_after(self, node: cst.CSTNode, text: str) -> Edit:
+        _, end = self.span(node)
+        return Edit(end, end, text)
+
+    def fix(self, *edits: Edit, description: str = "", safety: Safety | None = None) -> Fix:
+        if safety is None:
+            safety = Safety.UNSAFE if self.spec.fix == "unsafe" else Safety.SAFE
+        return Fix(safety, tuple(sorted(edits)), description)
+
+    # -- names -------------------------------------------------------------------------------
+    def qualified_names(self, node: cst.CSTNode) -> set[str]:
+        return {q.name for q in self.get_metadata(QualifiedNameProvider, node, set())}
+
+    # -- reporting ---------------------------------------------------------------------------
+    def report(
+        self,
+        node: cst.CSTNode,
+        message: str,
+        fix: Fix | None = None,
+        severity: Severity | None = None,
+    ) -> None:
+        start, end = self.span(node)
+        self._sink.append(
+            Diagnostic(
+                path=self.source.path,
+                rule=self.spec.id,
+                code=self.spec.code,
+                severity=severity or self.spec.severity,
+                step=self.spec.step,
+                position=self.source.lines.position(start, end),
+                message=message,
+                fix=fix,
+            )
+        )
+
+
+class ParentAware(PythonRule):
+    """A rule that looks at where a node stands (its parents)."""
+
+    METADATA_DEPENDENCIES: ClassVar[tuple] = (PositionProvider, ParentNodeProvider)
+
+    def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        return self.get_metadata(ParentNodeProvider, node, None)
+
+    def ancestors(self, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+        current = self.parent(node)
+        while current is not None:
+            yield current
+            current = self.parent(current)
+
+
+class NameAware(ParentAware):
+    """A rule that resolves imports and aliases (`from torch.cuda.amp import autocast as ac`)."""
+
+    METADATA_DEPENDENCIES: ClassVar[tuple] = (
+        PositionProvider,
+        ParentNodeProvider,
+        QualifiedNameProvider,
+        ScopeProvider,
+    )
+
+    def references(self, name_node: cst.Name) -> tuple[cst.CSTNode | None, list[cst.CSTNode]]:
+        """The statement that binds `name_node`'s name, and every node that refers to it.
+
+        Returns (None, []) when the binding is not a single unambiguous import.
+        """
+        scope = self.get_metadata(ScopeProvider, name_node, None)
+        if scope is None:
+            return None, []
+        accesses = [a for a in scope.accesses[name_node.value] if a.node is name_node]
+        if len(accesses) != 1:
+            return None, []
+        referents = list(accesses[0].referents)
+        if len(referents) != 1:
+            return None, []
+        assignment = referents[0]
+        node = getattr(assignment, "node", None)
+        if not isinstance(node, (cst.Import, cst.ImportFrom)):
+            return None, []
+        return node, [ref.node for ref in assignment.references]
+
+
+def dotted(node: cst.CSTNode) -> str | None:
+    """`a.b.c` for a pure Name/Attribute chain, else None."""
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        head = dotted(node.value)
+        return None if head is None else f"{head}.{node.attr.value}"
+    return None
+
+
+def root_name(node: cst.CSTNode) -> cst.Name | None:
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return node if isinstance(node, cst.Name) else None
+
+
+def string_value(node: cst.CSTNode) -> str | None:
+    """The value of a plain (non-f, non-bytes) string literal."""
+    if isinstance(node, cst.SimpleString) and "b" not in node.prefix.lower():
+        try:
+            value = node.evaluated_value
+        except Exception:  # noqa: BLE001 - malformed escapes: treat as not a literal
+            return None
+        return value if isinstance(value, str) else None
+    return None
+
+
+def requote(node: cst.SimpleString, value: str) -> str:
+    """`value` as a literal with `node`'s prefix and quotes (value must need no escaping)."""
+    quote = node.quote
+    return f"{node.prefix}{quote}{value}{quote}"
+
+
+def run_rules(
+    source: SourceFile, rules: Iterable[tuple[RuleSpec, type[PythonRule]]]
+) -> tuple[list[Diagnostic], list[tuple[RuleSpec, BaseException]]]:
+    """Parse once and run every rule in one batched traversal.
+
+    Returns the diagnostics and, for each rule that raised, the exception (its findings on
+    this file are dropped, since they may be incomplete).
+    """
+    wrapper = parse(source)
+    sink: list[Diagnostic] = []
+    visitors = [cls(spec, source, sink) for spec, cls in rules]
+    if visitors:
+        wrapper.visit_batched(visitors)
+    failed = [(v.spec, v.failure) for v in visitors if v.failure is not None]
+    broken = {spec.id for spec, _ in failed}
+    return [d for d in sink if d.rule not in broken], failed
