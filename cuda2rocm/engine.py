@@ -9,12 +9,12 @@ from __future__ import annotations
 import importlib
 import re
 import traceback
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from cuda2rocm import sources
-from cuda2rocm.catalogue import RuleSpec, find_rule, load_catalogue
+from cuda2rocm.catalogue import RuleSpec, find_rule, load_catalogue, matches
 from cuda2rocm.discover import Found, Problem, discover
 from cuda2rocm.model import Diagnostic, Position, Severity
 from cuda2rocm.sources import SkipFile, SourceError, SourceFile
@@ -53,9 +53,18 @@ def _general(rule_id: str, path: str, message: str, line: int = 1, column: int =
 class Linter:
     """Lints sources with a fixed set of rules; builds its prefilter once."""
 
-    def __init__(self, rules: Sequence[RuleSpec], max_bytes: int = sources.DEFAULT_MAX_BYTES):
+    def __init__(
+        self,
+        rules: Sequence[RuleSpec],
+        max_bytes: int = sources.DEFAULT_MAX_BYTES,
+        ignored_for: Callable[[str], list[str]] | None = None,
+        target: str = "portable",
+    ) -> None:
         self.rules = [r for r in rules if r.step != 0]
         self.max_bytes = max_bytes
+        self.target = target
+        #: path -> selectors of rules switched off for that file (per-file-ignores).
+        self.ignored_for = ignored_for
         self._checks = {r.id: importlib.import_module(r.check_module).Rule for r in self.rules}
         self._prefilter: dict[str, tuple[re.Pattern[bytes] | None, list[RuleSpec]]] = {}
 
@@ -88,6 +97,9 @@ class Linter:
         if rules is None:
             rules = self.applicable(source.language, source.text.encode("utf-8", "replace"))
         rules = list(rules)
+        if self.ignored_for is not None:
+            off = self.ignored_for(source.path)
+            rules = [r for r in rules if not any(matches(r, s) for s in off)]
         if not rules:
             return []
         if source.language == "python":

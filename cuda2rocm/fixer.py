@@ -128,3 +128,47 @@ def write_atomic(path: Path, data: bytes) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+@dataclass
+class FixReport:
+    outcomes: list[FixOutcome] = field(default_factory=list)
+    #: (path, message) for files that could not be read, decoded or written.
+    errors: list[tuple[str, str]] = field(default_factory=list)
+
+
+def fix_paths(linter, paths, exclude=(), unsafe: bool = False, write: bool = True) -> FixReport:
+    """Fix every file under `paths`; write only files that change (atomically)."""
+    from cuda2rocm import sources
+    from cuda2rocm.discover import Problem, discover
+
+    report = FixReport()
+    problems: list[Problem] = []
+    for item in discover(paths, exclude=exclude, problems=problems):
+        _, rules = linter._rules_for(item.language)
+        if not rules:
+            continue
+        try:
+            data = item.path.read_bytes()
+        except OSError as exc:
+            report.errors.append((item.display, f"cannot read: {exc.strerror}"))
+            continue
+        if len(data) > linter.max_bytes or sources.is_binary(data):
+            continue
+        if not linter.applicable(item.language, data):
+            continue
+        try:
+            text, encoding, bom = sources.decode(data, item.display, item.language)
+        except sources.SourceError as exc:
+            report.errors.append((item.display, str(exc)))
+            continue
+        source = SourceFile(item.display, item.language, text, encoding, bom)
+        outcome = fix_source(source, linter.lint_source, unsafe=unsafe)
+        report.outcomes.append(outcome)
+        if write and outcome.changed:
+            try:
+                write_atomic(item.path, source.encode(outcome.fixed))
+            except OSError as exc:
+                report.errors.append((item.display, f"cannot write: {exc.strerror}"))
+    report.errors += [(p.display, p.message) for p in problems]
+    return report

@@ -1,0 +1,220 @@
+"""torch-version-cuda: `torch.version.cuda` used as "is this a GPU build?" or parsed as a number.
+
+On ROCm it is None. Reading it is fine (logging); testing it for None or truthiness silently
+picks the CPU path, and parsing it raises. The safe fix widens a GPU-build test to
+`torch.version.hip` and keeps the CUDA behaviour exactly; version parsing needs a human.
+A use inside a branch that already tests `torch.version.hip` is ROCm-aware and not reported.
+A name bound once to `torch.version.cuda` (`cuda_ver = torch.version.cuda`) is followed.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+from libcst.metadata import ScopeProvider
+
+from cuda2rocm.frontends.python import NameAware, dotted
+
+CUDA = "torch.version.cuda"
+HIP = "torch.version.hip"
+PARSERS = {
+    "float",
+    "int",
+    "packaging.version.parse",
+    "packaging.version.Version",
+    "distutils.version.LooseVersion",
+    "distutils.version.StrictVersion",
+    "pkg_resources.parse_version",
+    "looseversion.LooseVersion",
+}
+#: Containers whose test decides a branch: a bare `torch.version.cuda` there is a GPU check.
+TESTS = (cst.If, cst.IfExp, cst.While, cst.Assert)
+
+
+class Rule(NameAware):
+    def __init__(self, *args) -> None:
+        super().__init__(*args)
+        self._hip_tested: dict[int, bool] = {}
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if node.attr.value == "cuda" and CUDA in self.qualified_names(node):
+            self._check(node, node)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        # Follow `ver = torch.version.cuda` to the uses of `ver`.
+        if len(node.targets) != 1 or not isinstance(node.targets[0].target, cst.Name):
+            return
+        value = node.value
+        if not (isinstance(value, cst.Attribute) and CUDA in self.qualified_names(value)):
+            return
+        target = node.targets[0].target
+        scope = self.get_metadata(ScopeProvider, target, None)
+        if scope is None:
+            return
+        assignments = list(scope.assignments[target.value])
+        if len(assignments) != 1:
+            return
+        for ref in assignments[0].references:
+            if isinstance(ref.node, cst.Name):
+                self._check(ref.node, value)
+
+    # -- classification ------------------------------------------------------------------------
+    def _check(self, use: cst.CSTNode, origin: cst.Attribute) -> None:
+        if self._rocm_aware(use):
+            return
+        parent = self.parent(use)
+        if isinstance(parent, cst.Arg):
+            call = self.parent(parent)
+            if isinstance(call, cst.Call) and call.args and call.args[0] is parent:
+                names = self.qualified_names(call.func) | {dotted(call.func) or ""}
+                parser = next((n for n in sorted(names) if n in PARSERS), None)
+                if parser:
+                    short = parser.rsplit(".", 1)[-1]
+                    self.report(
+                        call,
+                        f"{short}(torch.version.cuda) raises on ROCm, where torch.version.cuda "
+                        "is None; branch on torch.version.hip first and compare ROCm versions "
+                        "separately",
+                    )
+            return
+        if isinstance(parent, cst.Attribute) and parent.value is use:
+            self.report(
+                parent,
+                f"{self.text(use)}.{parent.attr.value} fails on ROCm (torch.version.cuda is "
+                "None there); branch on torch.version.hip first",
+            )
+            return
+        if isinstance(parent, cst.Comparison):
+            self._comparison(use, parent, origin)
+            return
+        if self._is_test(use, parent):
+            self._truthiness(use, origin)
+
+    def _comparison(self, use: cst.CSTNode, comp: cst.Comparison, origin: cst.Attribute) -> None:
+        if len(comp.comparisons) != 1 or comp.left is not use:
+            others = [comp.left, *(c.comparator for c in comp.comparisons)]
+            if any(_is_none(o) for o in others):
+                self.report(comp, "torch.version.cuda is None on ROCm builds; " + _GPU_ADVICE)
+            elif any(_is_literal(o) for o in others):
+                self.report(comp, _VERSION_COMPARE)
+            return
+        target = comp.comparisons[0]
+        if isinstance(target.operator, (cst.Is, cst.IsNot, cst.Equal, cst.NotEqual)) and _is_none(
+            target.comparator
+        ):
+            positive = isinstance(target.operator, (cst.IsNot, cst.NotEqual))
+            fix = None
+            if self._sole_use(comp) and isinstance(use, cst.Attribute):
+                hip = self.text(use)[: -len("cuda")] + "hip"
+                op = self.text(comp)[len(self.text(use)) :].strip()
+                joined = " or " if positive else " and "
+                fix = self.fix(
+                    self.replace(comp, f"({self.text(comp)}{joined}{hip} {op})"),
+                    description="also accept a ROCm build",
+                )
+            kind = "misses ROCm GPU builds" if positive else "treats ROCm builds as CPU-only"
+            self.report(
+                comp,
+                f"torch.version.cuda is None on ROCm, so this test {kind}; " + _GPU_ADVICE,
+                fix,
+            )
+        elif _is_literal(target.comparator):
+            self.report(comp, _VERSION_COMPARE)
+
+    def _truthiness(self, use: cst.CSTNode, origin: cst.Attribute) -> None:
+        fix = None
+        if self._sole_use(use) and isinstance(use, cst.Attribute):
+            text = self.text(use)
+            hip = text[: -len("cuda")] + "hip"
+            fix = self.fix(
+                self.replace(use, f"({text} or {hip})"), description="also accept a ROCm build"
+            )
+        self.report(
+            use,
+            "torch.version.cuda is None on ROCm, so this test takes the non-GPU path there; "
+            + _GPU_ADVICE,
+            fix,
+        )
+
+    # -- context -------------------------------------------------------------------------------
+    def _is_test(self, use: cst.CSTNode, parent: cst.CSTNode | None) -> bool:
+        """Is `use` (possibly under `not` / `and` / `or`) the condition of a branch?"""
+        node = use
+        while isinstance(parent, (cst.UnaryOperation, cst.BooleanOperation)):
+            node, parent = parent, self.parent(parent)
+        return isinstance(parent, TESTS) and getattr(parent, "test", None) is node
+
+    def _condition_root(self, node: cst.CSTNode) -> cst.CSTNode:
+        parent = self.parent(node)
+        while isinstance(
+            parent, (cst.UnaryOperation, cst.BooleanOperation, cst.Comparison, cst.ComparisonTarget)
+        ):
+            node, parent = parent, self.parent(parent)
+        return node
+
+    def _sole_use(self, node: cst.CSTNode) -> bool:
+        """True when no other part of the condition reads torch.version.cuda (the fix would
+        otherwise let ROCm reach, e.g., a `float(torch.version.cuda)` the test protected)."""
+        root = self._condition_root(node)
+        return _count_cuda(self, root) == 1
+
+    def _rocm_aware(self, use: cst.CSTNode) -> bool:
+        for ancestor in self.ancestors(use):
+            if isinstance(ancestor, (*TESTS, cst.BooleanOperation)):
+                subject = getattr(ancestor, "test", ancestor)
+                if self._mentions_hip(subject):
+                    return True
+            if isinstance(ancestor, cst.If) and self._earlier_branch_tests_hip(ancestor):
+                return True
+        return False
+
+    def _earlier_branch_tests_hip(self, node: cst.If) -> bool:
+        parent = self.parent(node)
+        while isinstance(parent, cst.If) and parent.orelse is node:
+            if self._mentions_hip(parent.test):
+                return True
+            node, parent = parent, self.parent(parent)
+        return False
+
+    def _mentions_hip(self, node: cst.CSTNode) -> bool:
+        key = id(node)
+        if key not in self._hip_tested:
+            finder = _Finder(self, HIP)
+            node.visit(finder)
+            self._hip_tested[key] = finder.count > 0
+        return self._hip_tested[key]
+
+
+class _Finder(cst.CSTVisitor):
+    def __init__(self, rule: Rule, qualified: str) -> None:
+        super().__init__()
+        self.rule, self.qualified, self.count = rule, qualified, 0
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if node.attr.value == self.qualified.rsplit(".", 1)[-1] and (
+            self.qualified in self.rule.qualified_names(node)
+        ):
+            self.count += 1
+
+
+def _count_cuda(rule: Rule, node: cst.CSTNode) -> int:
+    finder = _Finder(rule, CUDA)
+    node.visit(finder)
+    return finder.count
+
+
+def _is_none(node: cst.CSTNode) -> bool:
+    return isinstance(node, cst.Name) and node.value == "None"
+
+
+def _is_literal(node: cst.CSTNode) -> bool:
+    return isinstance(node, (cst.SimpleString, cst.Float, cst.Integer, cst.Tuple))
+
+
+_GPU_ADVICE = (
+    "test `torch.version.cuda or torch.version.hip` for a GPU build, "
+    "or torch.cuda.is_available() for a usable GPU"
+)
+_VERSION_COMPARE = (
+    "comparing torch.version.cuda as a version is wrong on ROCm (it is None there); "
+    "branch on torch.version.hip and use a ROCm-specific threshold"
+)

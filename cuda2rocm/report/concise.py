@@ -1,0 +1,22 @@
+"""One line per finding: `path:line:col: CODE [severity] message (rule)`; grep- and editor-friendly."""
+
+from __future__ import annotations
+
+from cuda2rocm.engine import LintResult
+
+
+def _clean(text: str) -> str:
+    """No control characters in a one-line format (a path may contain a newline)."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+def render(result: LintResult) -> str:
+    lines = []
+    for d in result.diagnostics:
+        p = d.position
+        fixable = " [*]" if d.fix is not None else ""
+        lines.append(
+            f"{_clean(d.path)}:{p.line}:{p.column}: {d.code}{fixable} [{d.severity.value}] "
+            f"{_clean(d.message)} ({d.rule})"
+        )
+    return "\n".join(lines)

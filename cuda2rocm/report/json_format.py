@@ -1,0 +1,38 @@
+"""JSON output: a stable, documented schema (see `schemas/report.schema.json`)."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+from cuda2rocm import __version__
+from cuda2rocm.engine import LintResult
+from cuda2rocm.model import STEPS
+
+SCHEMA_VERSION = 1
+
+
+def summary(result: LintResult) -> dict:
+    by_severity = Counter(d.severity.value for d in result.diagnostics)
+    by_rule = Counter(d.rule for d in result.diagnostics)
+    by_step = Counter(STEPS.get(d.step, "general") for d in result.diagnostics)
+    fixable = Counter(d.fix.safety.value for d in result.diagnostics if d.fix is not None)
+    return {
+        "files": result.files,
+        "diagnostics": len(result.diagnostics),
+        "by_severity": {k: by_severity.get(k, 0) for k in ("error", "warning", "info")},
+        "by_step": dict(sorted(by_step.items())),
+        "by_rule": dict(sorted(by_rule.items())),
+        "fixable": {k: fixable.get(k, 0) for k in ("safe", "unsafe")},
+    }
+
+
+def render(result: LintResult) -> str:
+    document = {
+        "schema_version": SCHEMA_VERSION,
+        "tool": {"name": "cuda2rocm", "version": __version__},
+        "diagnostics": [d.to_json() for d in result.diagnostics],
+        "notices": [{"path": n.path, "message": n.message} for n in result.notices],
+        "summary": summary(result),
+    }
+    return json.dumps(document, indent=2, ensure_ascii=False)

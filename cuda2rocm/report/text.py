@@ -1,0 +1,129 @@
+"""Human output: each finding with its code frame and fix hint, then a per-step summary.
+
+Everything user-controlled (paths, messages, source lines) goes into `rich.text.Text` as plain
+text, never as markup, so a file cannot restyle or forge the report.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from cuda2rocm.engine import LintResult
+from cuda2rocm.model import STEPS, Diagnostic, Safety
+from cuda2rocm.sources import LineIndex
+
+STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
+
+
+def _printable(text: str) -> str:
+    return "".join(c if c.isprintable() or c == "\t" else repr(c)[1:-1] for c in text)
+
+
+class _Frames:
+    """Source lines for code frames, read once per file (undecodable bytes replaced)."""
+
+    def __init__(self) -> None:
+        self.cache: dict[str, LineIndex | None] = {}
+
+    def get(self, path: str) -> LineIndex | None:
+        if path not in self.cache:
+            try:
+                self.cache[path] = LineIndex(Path(path).read_text(encoding="utf-8", errors="replace"))
+            except OSError:
+                self.cache[path] = None
+        return self.cache[path]
+
+
+def _frame(d: Diagnostic, lines: LineIndex | None) -> Text | None:
+    if lines is None or d.position.line > len(lines.starts):
+        return None
+    p = d.position
+    out = Text()
+    width = len(str(p.line + 1))
+    first = max(1, p.line - 1)
+    for n in range(first, min(p.line, len(lines.starts)) + 1):
+        source = _printable(lines.line_text(n).expandtabs(4))
+        out.append(f"  {n:>{width}} │ ", style="dim")
+        out.append(source + "\n")
+    raw = lines.line_text(p.line)
+    start = len(raw[: p.column - 1].expandtabs(4))
+    end_col = p.end_column if p.end_line == p.line else len(raw) + 1
+    length = max(1, len(raw[p.column - 1 : end_col - 1].expandtabs(4)))
+    out.append(f"  {'':>{width}} │ ", style="dim")
+    out.append(" " * start + "^" * length, style=STYLE[d.severity.value])
+    return out
+
+
+def render(result: LintResult, console: Console, show_frames: bool = True) -> None:
+    frames = _Frames()
+    for d in result.diagnostics:
+        p = d.position
+        head = Text()
+        head.append(_printable(d.path), style="bold")
+        head.append(f":{p.line}:{p.column}: ")
+        head.append(d.code, style=STYLE[d.severity.value])
+        head.append(f" [{d.severity.value}] ", style=STYLE[d.severity.value])
+        head.append(_printable(d.message))
+        head.append(f"  ({d.rule})", style="dim")
+        console.print(head, soft_wrap=True, highlight=False)
+        if show_frames:
+            frame = _frame(d, frames.get(d.path))
+            if frame is not None:
+                console.print(frame, soft_wrap=True, highlight=False)
+        if d.fix is not None:
+            hint = Text("  help: ", style="bold green")
+            hint.append(_printable(d.fix.description or "a fix is available"))
+            if d.fix.safety is Safety.UNSAFE:
+                hint.append(" (unsafe fix: `cuda2rocm fix --unsafe`)", style="dim")
+            else:
+                hint.append(" (safe fix: `cuda2rocm fix`)", style="dim")
+            console.print(hint, soft_wrap=True, highlight=False)
+        console.print()
+    for notice in result.notices:
+        console.print(Text(f"note: {_printable(notice.path)}: {_printable(notice.message)}"))
+    summarise(result, console)
+
+
+def summarise(result: LintResult, console: Console) -> None:
+    diags = result.diagnostics
+    if not diags:
+        console.print(Text(f"All clear: no findings in {result.files} files.", style="green"))
+        return
+    severities = Counter(d.severity.value for d in diags)
+    safe = sum(1 for d in diags if d.fix is not None and d.fix.safety is Safety.SAFE)
+    unsafe = sum(1 for d in diags if d.fix is not None and d.fix.safety is Safety.UNSAFE)
+    table = Table(title="Findings by porting step", title_justify="left")
+    table.add_column("step")
+    for column in ("error", "warning", "info", "fixable"):
+        table.add_column(column, justify="right")
+    for step in sorted({d.step for d in diags}):
+        in_step = [d for d in diags if d.step == step]
+        counts = Counter(d.severity.value for d in in_step)
+        fixable = sum(1 for d in in_step if d.fix is not None)
+        table.add_row(
+            f"{step} {STEPS.get(step, 'general')}",
+            *(str(counts.get(s, 0)) for s in ("error", "warning", "info")),
+            str(fixable),
+        )
+    console.print(table)
+    line = Text(f"Found {len(diags)} findings in {result.files} files: ")
+    line.append(f"{severities.get('error', 0)} errors", style=STYLE["error"])
+    line.append(", ")
+    line.append(f"{severities.get('warning', 0)} warnings", style=STYLE["warning"])
+    line.append(", ")
+    line.append(f"{severities.get('info', 0)} info", style=STYLE["info"])
+    line.append(".")
+    console.print(line)
+    if safe or unsafe:
+        console.print(
+            Text(
+                f"{safe} fixable with `cuda2rocm fix`"
+                + (f", {unsafe} more with `cuda2rocm fix --unsafe`" if unsafe else "")
+                + "."
+            )
+        )
