@@ -8,7 +8,6 @@ Exit codes: 0 nothing found, 1 findings (or, for `fix --diff/--check`, changes t
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import click
 
@@ -65,12 +64,24 @@ class _Session:
 
 def _selection_options(func):
     options = [
-        click.option("--config", "config_file", type=click.Path(dir_okay=False), help="Use this "
-                     "configuration file instead of the nearest pyproject.toml/cuda2rocm.toml."),
-        click.option("--select", multiple=True, help="Only these rules (id, code or code "
-                     "prefix such as CR4; comma-separated or repeated). Overrides config."),
-        click.option("--extend-select", multiple=True, help="Also these rules (e.g. opt-in "
-                     "ones such as pin-memory)."),
+        click.option(
+            "--config",
+            "config_file",
+            type=click.Path(dir_okay=False),
+            help="Use this "
+            "configuration file instead of the nearest pyproject.toml/cuda2rocm.toml.",
+        ),
+        click.option(
+            "--select",
+            multiple=True,
+            help="Only these rules (id, code or code "
+            "prefix such as CR4; comma-separated or repeated). Overrides config.",
+        ),
+        click.option(
+            "--extend-select",
+            multiple=True,
+            help="Also these rules (e.g. opt-in ones such as pin-memory).",
+        ),
         click.option("--ignore", multiple=True, help="Not these rules."),
     ]
     for option in reversed(options):
@@ -121,7 +132,9 @@ def lint(paths, config_file, select, extend_select, ignore, fmt, exit_zero, no_f
 @click.option("--diff", is_flag=True, help="Print a unified diff; write nothing.")
 @click.option("--check", is_flag=True, help="Write nothing; exit 1 if something would change.")
 @click.option(
-    "--target", type=click.Choice(("portable", "hip")), default=None,
+    "--target",
+    type=click.Choice(("portable", "hip")),
+    default=None,
     help="C++ rewrites: portable (builds with nvcc and hipcc; default) or hip (one-way).",
 )
 def fix(paths, config_file, select, extend_select, ignore, rules, unsafe, diff, check, target):

@@ -71,7 +71,7 @@ def _relative(path: str, root: Path) -> str:
 
 
 def _check(where: str, key: str, value: object) -> object:
-    attr, expected = KEYS[key]
+    expected = KEYS[key][1]
     ok = True
     if expected == _LIST:
         ok = isinstance(value, list) and all(isinstance(v, str) for v in value)

@@ -150,7 +150,7 @@ def discover(
 
 
 def _repository_chain(root: Path) -> list[Path]:
-    """Directories from the enclosing git repository's top down to `root` (just `root` outside git)."""
+    """Directories from the enclosing repository's top down to `root` (outside git: `root`)."""
     chain = [root]
     if (root / ".git").exists():
         return chain
@@ -163,7 +163,9 @@ def _repository_chain(root: Path) -> list[Path]:
 
 def _walk(given, root, ignores, respect_gitignore, problems, seen) -> Iterator[Found]:
     def onerror(exc: OSError) -> None:
-        problems.append(Problem(_display(Path(exc.filename or given)), f"cannot read: {exc.strerror}"))
+        problems.append(
+            Problem(_display(Path(exc.filename or given)), f"cannot read: {exc.strerror}")
+        )
 
     for dirpath, dirnames, filenames in os.walk(given, onerror=onerror, followlinks=False):
         current = Path(dirpath)

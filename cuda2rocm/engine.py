@@ -104,6 +104,8 @@ class Linter:
             return []
         if source.language == "python":
             return self._lint_python(source, rules)
+        if source.language == "cuda":
+            return self._lint_cpp(source, rules)
         return []
 
     def _lint_python(self, source: SourceFile, rules: list[RuleSpec]) -> list[Diagnostic]:
@@ -113,10 +115,43 @@ class Linter:
             found, failed = python.run_rules(source, [(r, self._checks[r.id]) for r in rules])
         except python.PythonParseError as exc:
             return [_general("parse-error", source.path, str(exc), exc.line, exc.column)]
-        except Exception as exc:  # noqa: BLE001 - metadata or traversal failure: isolate it
+        except Exception as exc:
             return [_internal(source.path, "the Python front-end", exc)]
         found += [_internal(source.path, f"rule {spec.id}", exc) for spec, exc in failed]
         return found
+
+    def _lint_cpp(self, source: SourceFile, rules: list[RuleSpec]) -> list[Diagnostic]:
+        """tree-sitter recovers from syntax errors: report the first one and scan the rest."""
+        from cuda2rocm.frontends import cpp
+
+        try:
+            view, found, failed = cpp.run_rules(
+                source, [(r, self._checks[r.id]) for r in rules], cpp.CppContext(self.target)
+            )
+        except Exception as exc:  # parser or traversal failure: isolate it
+            return [_internal(source.path, "the C++ front-end", exc)]
+        found += [_internal(source.path, f"rule {spec.id}", exc) for spec, exc in failed]
+        if view.first_error is not None:
+            start, end = view.span(view.first_error)
+            pos = source.lines.position(start, end)
+            message = (
+                f"C++/CUDA syntax not understood at line {pos.line} (unbalanced code, or a "
+                "macro used as syntax); the file was still scanned with error recovery, so "
+                "findings near this line may be incomplete"
+            )
+            found.append(_general("parse-error", source.path, message, pos.line, pos.column))
+        return found
+
+    def syntax_error(self, source: SourceFile) -> str | None:
+        """Why `source` does not parse, or None; `fix` refuses to write what fails here."""
+        if source.language == "python":
+            from cuda2rocm.frontends import python
+
+            try:
+                python.parse(source)
+            except python.PythonParseError as exc:
+                return f"{exc} (line {exc.line})"
+        return None
 
     def lint_file(self, item: Found) -> tuple[list[Diagnostic], Notice | None]:
         _, rules = self._rules_for(item.language)
@@ -170,4 +205,4 @@ def default_rules() -> list[RuleSpec]:
     return [r for r in load_catalogue() if r.default]
 
 
-__all__ = ["LintResult", "Linter", "Notice", "SkipFile", "Severity", "default_rules"]
+__all__ = ["LintResult", "Linter", "Notice", "Severity", "SkipFile", "default_rules"]

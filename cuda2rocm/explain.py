@@ -16,10 +16,10 @@ def _fence(code: str, language: str) -> str:
     return f"```{lang}\n{code.strip(chr(10))}\n```"
 
 
-def render_markdown(spec: RuleSpec) -> str:
+def render_markdown(spec: RuleSpec, level: int = 1) -> str:
     language = spec.languages[0]
     parts = [
-        f"# {spec.id} ({spec.code})",
+        f"{'#' * level} {spec.id} ({spec.code})",
         f"*Step {spec.step}: {spec.step_name} · severity {spec.severity.value} · "
         f"{', '.join(spec.languages)}{'' if spec.default else ' · opt-in'}*",
         spec.summary,

@@ -81,27 +81,31 @@ class FixOutcome:
         )
 
 
-def fix_source(source: SourceFile, lint, unsafe: bool = False) -> FixOutcome:
-    """Lint, apply, re-lint until nothing changes. `lint(source) -> list[Diagnostic]`."""
+def fix_source(source: SourceFile, lint, unsafe: bool = False, syntax_error=None) -> FixOutcome:
+    """Lint, apply, re-lint until nothing changes.
+
+    `lint(source) -> list[Diagnostic]`; `syntax_error(source) -> str | None` checks each result
+    independently of the linter's prefilter, so a fix that breaks the file is always caught.
+    """
     original = source.text
-    current = SourceFile(source.path, source.language, original, source.encoding, source.bom)
-    diagnostics = lint(current)
+    diagnostics = lint(source)
     outcome = FixOutcome(source.path, original, original)
-    was_broken = any(d.rule in _PARSE_FAILURES for d in diagnostics)
+    was_broken = syntax_error(source) if syntax_error else None
+    current = source
     for _ in range(MAX_ROUNDS):
         fixes = choose_fixes(diagnostics, unsafe)
         if not fixes:
             break
-        edits = [e for f in fixes for e in f.edits]
-        new_text = apply_edits(current.text, edits)
+        new_text = apply_edits(current.text, [e for f in fixes for e in f.edits])
         if new_text == current.text:
             break
         candidate = SourceFile(source.path, source.language, new_text, source.encoding, source.bom)
         new_diagnostics = lint(candidate)
-        broken = [d for d in new_diagnostics if d.rule in _PARSE_FAILURES]
+        broken = next((d.message for d in new_diagnostics if d.rule in _PARSE_FAILURES), None)
+        if broken is None and syntax_error is not None:
+            broken = syntax_error(candidate)
         if broken and not was_broken:
-            outcome.refused = f"the fixed file would not parse ({broken[0].message}); not written"
-            outcome.fixed = original
+            outcome.refused = f"the fixed file would not parse ({broken}); not written"
             outcome.remaining = lint(source)
             return outcome
         applied_edits = {f.edits for f in fixes}
@@ -163,7 +167,7 @@ def fix_paths(linter, paths, exclude=(), unsafe: bool = False, write: bool = Tru
             report.errors.append((item.display, str(exc)))
             continue
         source = SourceFile(item.display, item.language, text, encoding, bom)
-        outcome = fix_source(source, linter.lint_source, unsafe=unsafe)
+        outcome = fix_source(source, linter.lint_source, unsafe, linter.syntax_error)
         report.outcomes.append(outcome)
         if write and outcome.changed:
             try:

@@ -54,7 +54,7 @@ class Fix:
 
     def overlaps(self, other: Fix) -> bool:
         return any(
-            a.start < b.end and b.start < a.end or (a.start == a.end == b.start == b.end)
+            (a.start < b.end and b.start < a.end) or (a.start == a.end == b.start == b.end)
             for a in self.edits
             for b in other.edits
         )

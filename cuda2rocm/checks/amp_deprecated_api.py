@@ -94,9 +94,9 @@ class Rule(NameAware):
         parent = self.parent(func)
         if isinstance(parent, cst.Call) and parent.func is func:
             return self._call_edits(parent, kind)
-        if isinstance(parent, cst.Decorator) and parent.decorator is func:
-            if kind in ("custom_fwd", "custom_bwd"):
-                return [self.insert_after(func, '(device_type="cuda")')]
+        is_decorator = isinstance(parent, cst.Decorator) and parent.decorator is func
+        if is_decorator and kind in ("custom_fwd", "custom_bwd"):
+            return [self.insert_after(func, '(device_type="cuda")')]
         return None
 
     def _call_edits(self, call: cst.Call, kind: str) -> list[Edit] | None:
@@ -180,7 +180,9 @@ class Rule(NameAware):
             if module is None:
                 return None
             if module == OLD or module.startswith(OLD + "."):
-                if all(a.name.value in KINDS for a in binding.names if isinstance(a.name, cst.Name)):
+                if all(
+                    a.name.value in KINDS for a in binding.names if isinstance(a.name, cst.Name)
+                ):
                     return self.replace(binding.module, NEW + module[len(OLD) :])
                 return None
             if module == "torch.cuda" and [dotted(a.name) for a in binding.names] == ["amp"]:

@@ -22,9 +22,9 @@ class Rule(NameAware):
         if not self.qualified_names(node.func) & LOADERS:
             return
         for arg in node.args:
-            if arg.keyword is not None and arg.keyword.value == "pin_memory":
-                if not (isinstance(arg.value, cst.Name) and arg.value.value == "False"):
-                    self.report(arg, _MESSAGE.format(what="DataLoader(pin_memory=...)"))
+            off = isinstance(arg.value, cst.Name) and arg.value.value == "False"
+            if arg.keyword is not None and arg.keyword.value == "pin_memory" and not off:
+                self.report(arg, _MESSAGE.format(what="DataLoader(pin_memory=...)"))
 
 
 _MESSAGE = (

@@ -54,16 +54,16 @@ class PythonRule(cst.BatchableCSTVisitor):
         #: The exception that stopped this rule on this file; the other rules go on.
         self.failure: BaseException | None = None
 
-    def get_visitors(self):  # noqa: ANN201 - LibCST's hook; wraps every visit/leave method
+    def get_visitors(self):
         return {name: self._guarded(method) for name, method in super().get_visitors().items()}
 
-    def _guarded(self, method):  # noqa: ANN202
-        def guarded(node):  # noqa: ANN202
+    def _guarded(self, method):
+        def guarded(node):
             if self.failure is not None:
                 return None
             try:
                 return method(node)
-            except Exception as exc:  # noqa: BLE001 - isolate a buggy rule, report it
+            except Exception as exc:
                 self.failure = exc
                 return None
 
@@ -193,7 +193,7 @@ def string_value(node: cst.CSTNode) -> str | None:
     if isinstance(node, cst.SimpleString) and "b" not in node.prefix.lower():
         try:
             value = node.evaluated_value
-        except Exception:  # noqa: BLE001 - malformed escapes: treat as not a literal
+        except Exception:
             return None
         return value if isinstance(value, str) else None
     return None

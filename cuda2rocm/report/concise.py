@@ -1,4 +1,4 @@
-"""One line per finding: `path:line:col: CODE [severity] message (rule)`; grep- and editor-friendly."""
+"""One line per finding, `path:line:col: CODE [severity] message (rule)`: for grep and editors."""
 
 from __future__ import annotations
 

@@ -33,7 +33,9 @@ class _Frames:
     def get(self, path: str) -> LineIndex | None:
         if path not in self.cache:
             try:
-                self.cache[path] = LineIndex(Path(path).read_text(encoding="utf-8", errors="replace"))
+                self.cache[path] = LineIndex(
+                    Path(path).read_text(encoding="utf-8", errors="replace")
+                )
             except OSError:
                 self.cache[path] = None
         return self.cache[path]

@@ -1,0 +1,85 @@
+"""Every rule's catalogue examples are tests: what fires, what must not, and the exact rewrite."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from cuda2rocm.catalogue import load_catalogue
+from cuda2rocm.discover import language_of
+from cuda2rocm.engine import Linter
+from cuda2rocm.fixer import fix_source
+from cuda2rocm.sources import SourceFile
+
+RULES = load_catalogue()
+LINTABLE = [r for r in RULES if r.step != 0]
+
+
+def _linter(spec):
+    # General rules (parse errors...) appear only while some real rule parses the file.
+    return Linter(LINTABLE if spec.step == 0 else [spec])
+
+
+def _cases(kind: str):
+    for spec in RULES:
+        for example in getattr(spec, kind):
+            yield pytest.param(spec, example, id=f"{spec.id}:{example.name}")
+
+
+def _source(example) -> SourceFile:
+    path = example.path
+    return SourceFile(path, language_of(Path(path)), example.code.lstrip("\n"))
+
+
+def _own(spec, diagnostics):
+    return [d for d in diagnostics if d.rule == spec.id]
+
+
+@pytest.mark.parametrize(("spec", "example"), list(_cases("invalid")))
+def test_invalid_example_fires_and_fixes_exactly(spec, example):
+    linter = _linter(spec)
+    source = _source(example)
+    found = _own(spec, linter.lint_source(source))
+    if example.count is None:
+        assert found, f"{spec.id} did not fire on {example.name}"
+    else:
+        assert len(found) == example.count, [d.message for d in found]
+    for d in found:
+        p = d.position
+        assert (p.line, p.column) <= (p.end_line, p.end_column)
+        assert 1 <= p.line <= len(source.lines.starts)
+    outcome = fix_source(source, linter.lint_source, example.unsafe, linter.syntax_error)
+    expected = (example.fixed if example.fixed is not None else example.code).lstrip("\n")
+    assert outcome.refused is None
+    assert outcome.fixed == expected
+    if example.fixed is not None:
+        # Idempotent: a second run changes nothing.
+        again = SourceFile(source.path, source.language, outcome.fixed)
+        assert fix_source(again, linter.lint_source, example.unsafe).fixed == outcome.fixed
+
+
+@pytest.mark.parametrize(("spec", "example"), list(_cases("valid")))
+def test_valid_example_does_not_fire(spec, example):
+    found = _own(spec, _linter(spec).lint_source(_source(example)))
+    assert found == [], [d.message for d in found]
+
+
+@pytest.mark.parametrize("spec", LINTABLE, ids=lambda s: s.id)
+def test_every_rule_is_documented_and_exemplified(spec):
+    assert spec.invalid, "a rule needs examples that fire"
+    assert spec.valid, "a rule needs examples that must not fire"
+    assert spec.summary and len(spec.explanation) > 200
+    assert spec.references
+    if spec.fix != "none":
+        assert any(e.fixed for e in spec.invalid), "a fixable rule shows its rewrite"
+    assert spec.tokens, "a rule declares the tokens it can fire on (prefilter)"
+
+
+@pytest.mark.parametrize("spec", LINTABLE, ids=lambda s: s.id)
+def test_prefilter_tokens_cover_every_firing_example(spec):
+    """A file the prefilter skips must never be one the rule would fire on."""
+    linter = Linter([spec])
+    for example in spec.invalid:
+        source = _source(example)
+        assert linter.applicable(source.language, source.text.encode()), example.name
