@@ -8,12 +8,13 @@ Exit codes: 0 nothing found, 1 findings (or, for `fix --diff/--check`, changes t
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import click
 
 from cuda2rocm import __version__
 
-FORMATS = ("text", "concise", "json")
+FORMATS = ("text", "concise", "json", "sarif", "github")
 
 
 def _split(values: tuple[str, ...]) -> list[str]:
@@ -21,71 +22,83 @@ def _split(values: tuple[str, ...]) -> list[str]:
 
 
 class _Session:
-    """Configuration, selected rules and a linter, built once per command."""
+    """Configuration, selected rules and a linter, built once per command from its options."""
 
-    def __init__(
-        self,
-        paths: tuple[str, ...],
-        config_file: str | None,
-        select: tuple[str, ...],
-        extend_select: tuple[str, ...],
-        ignore: tuple[str, ...],
-        target: str | None = None,
-    ) -> None:
+    def __init__(self, paths: tuple[str, ...], opts: dict, extra_select: tuple = ()) -> None:
         from cuda2rocm.catalogue import UnknownRuleError, load_catalogue, select_rules
         from cuda2rocm.config import ConfigError, load_config
         from cuda2rocm.engine import Linter
 
         self.paths = list(paths) or ["."]
         try:
-            self.config = load_config(self.paths, config_file)
+            self.config = cfg = load_config(self.paths, opts["config_file"])
         except ConfigError as exc:
             raise click.UsageError(str(exc)) from exc
-        cfg = self.config
         try:
             self.rules = select_rules(
                 load_catalogue(),
-                select=_split(select) or cfg.select,
-                extend_select=cfg.extend_select + _split(extend_select),
-                ignore=cfg.ignore + _split(ignore),
+                select=_split(opts["select"] + extra_select) or cfg.select,
+                extend_select=cfg.extend_select + _split(opts["extend_select"]),
+                ignore=cfg.ignore + _split(opts["ignore"]),
             )
         except UnknownRuleError as exc:
             where = f" (in {cfg.path})" if cfg.path else ""
             raise click.UsageError(f"{exc}{where}; see `cuda2rocm rules`") from exc
         self.exclude = cfg.exclude + cfg.extend_exclude
-        self.target = target or cfg.target
+        self.discovery = {"force_exclude": opts["force_exclude"], "root": cfg.root}
         self.linter = Linter(
             self.rules,
             max_bytes=cfg.max_file_size,
             ignored_for=cfg.ignored_for if cfg.per_file_ignores else None,
-            target=self.target,
+            target=opts.get("target") or cfg.target,
+            severity=self._severities(),
+        )
+
+    def _severities(self) -> dict:
+        from cuda2rocm.catalogue import load_catalogue, matches
+        from cuda2rocm.model import Severity
+
+        out = {}
+        for selector, level in self.config.severity.items():
+            hit = [r for r in load_catalogue() if matches(r, selector)]
+            if not hit:
+                raise click.UsageError(f"{self.config.path}: severity: unknown rule '{selector}'")
+            out.update({r.id: Severity(level) for r in hit})
+        return out
+
+    def lint(self, progress=None):
+        return self.linter.lint_paths(
+            self.paths, exclude=self.exclude, progress=progress, **self.discovery
         )
 
 
-def _selection_options(func):
-    options = [
-        click.option(
-            "--config",
-            "config_file",
-            type=click.Path(dir_okay=False),
-            help="Use this "
-            "configuration file instead of the nearest pyproject.toml/cuda2rocm.toml.",
-        ),
-        click.option(
-            "--select",
-            multiple=True,
-            help="Only these rules (id, code or code "
-            "prefix such as CR4; comma-separated or repeated). Overrides config.",
-        ),
-        click.option(
-            "--extend-select",
-            multiple=True,
-            help="Also these rules (e.g. opt-in ones such as pin-memory).",
-        ),
-        click.option("--ignore", multiple=True, help="Not these rules."),
-    ]
-    for option in reversed(options):
-        func = option(func)
+_SHARED = [
+    click.argument("paths", nargs=-1, type=click.Path()),
+    click.option(
+        "--config",
+        "config_file",
+        type=click.Path(dir_okay=False),
+        help="Use this file instead of the nearest pyproject.toml / cuda2rocm.toml.",
+    ),
+    click.option(
+        "--select",
+        multiple=True,
+        help="Only these rules: id, code or code prefix such as CR4 (comma-separated or "
+        "repeated). Overrides the configuration.",
+    ),
+    click.option("--extend-select", multiple=True, help="Also these rules (e.g. opt-in ones)."),
+    click.option("--ignore", multiple=True, help="Not these rules."),
+    click.option(
+        "--force-exclude",
+        is_flag=True,
+        help="Apply excludes to files named explicitly too (for pre-commit).",
+    ),
+]
+
+
+def _shared(func):
+    for decorator in reversed(_SHARED):
+        func = decorator(func)
     return func
 
 
@@ -96,52 +109,107 @@ def main() -> None:
 
 
 @main.command()
-@click.argument("paths", nargs=-1, type=click.Path())
-@_selection_options
+@_shared
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the report here.")
+@click.option("--statistics", is_flag=True, help="Counts per rule and per step, not findings.")
+@click.option("--baseline", type=click.Path(dir_okay=False), help="Hide findings recorded here.")
+@click.option(
+    "--write-baseline", type=click.Path(dir_okay=False), help="Record today's findings here."
+)
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
 @click.option("--no-frames", is_flag=True, help="Text format: no code frames.")
-def lint(paths, config_file, select, extend_select, ignore, fmt, exit_zero, no_frames) -> None:
+def lint(paths, **opts) -> None:
     """Report what breaks or misbehaves on ROCm under PATHS (default: the current directory)."""
-    session = _Session(paths, config_file, select, extend_select, ignore)
-    result = session.linter.lint_paths(session.paths, exclude=session.exclude)
-    if fmt == "json":
-        from cuda2rocm.report import json_format
+    from cuda2rocm import baseline as baselines
 
-        click.echo(json_format.render(result))
-    elif fmt == "concise":
-        from cuda2rocm.report import concise
+    session = _Session(paths, opts)
+    result = _lint_with_progress(session)
+    if opts["write_baseline"]:
+        n = baselines.write(Path(opts["write_baseline"]), result.diagnostics)
+        click.echo(f"Recorded {n} findings in {opts['write_baseline']}.", err=True)
+        sys.exit(0)
+    accepted = Path(opts["baseline"]) if opts["baseline"] else session.config.baseline_path()
+    footer = ""
+    if accepted is not None:
+        try:
+            filtered = baselines.apply(result.diagnostics, baselines.load(accepted))
+        except baselines.BaselineError as exc:
+            raise click.UsageError(str(exc)) from exc
+        result.diagnostics = filtered.new
+        footer = f"Baseline {accepted}: {filtered.hidden} findings hidden"
+        if filtered.stale:
+            footer += f", {filtered.stale} entries no longer match (fixed or changed code)"
+        footer += "."
+    _emit(result, opts["fmt"], opts["output"], opts["statistics"], opts["no_frames"])
+    if footer:
+        click.echo(footer, err=True)
+    sys.exit(0 if opts["exit_zero"] or not result.diagnostics else 1)
 
-        out = concise.render(result)
-        if out:
-            click.echo(out)
-    else:
-        from rich.console import Console
 
-        from cuda2rocm.report import text
+def _lint_with_progress(session: _Session):
+    """A progress bar on stderr for long runs, only when stderr is a terminal."""
+    if not sys.stderr.isatty():
+        return session.lint()
+    from rich.console import Console
+    from rich.progress import Progress
 
-        text.render(result, Console(highlight=False), show_frames=not no_frames)
-    sys.exit(0 if exit_zero or not result.diagnostics else 1)
+    with Progress(console=Console(stderr=True), transient=True) as progress:
+        task = progress.add_task("linting", total=None)
+        return session.lint(lambda done, total: progress.update(task, completed=done, total=total))
+
+
+def _emit(result, fmt: str, output: str | None, statistics: bool, no_frames: bool) -> None:
+    from rich.console import Console
+
+    sink = open(output, "w", encoding="utf-8") if output else None  # noqa: SIM115
+    try:
+        console = Console(file=sink, highlight=False) if sink else Console(highlight=False)
+        if statistics and fmt in ("text", "concise"):
+            from cuda2rocm.report import statistics as stats
+
+            if fmt == "text":
+                stats.render(result, console)
+            else:
+                _write(stats.render_plain(result), sink)
+        elif fmt == "text":
+            from cuda2rocm.report import text
+
+            text.render(result, console, show_frames=not no_frames)
+        else:
+            from importlib import import_module
+
+            module = {"json": "json_format"}.get(fmt, fmt)
+            _write(import_module(f"cuda2rocm.report.{module}").render(result), sink)
+    finally:
+        if sink:
+            sink.close()
+
+
+def _write(text: str, sink) -> None:
+    if text:
+        click.echo(text, file=sink)
 
 
 @main.command()
-@click.argument("paths", nargs=-1, type=click.Path())
-@_selection_options
+@_shared
 @click.option("--rule", "rules", multiple=True, help="Apply only these rules' fixes (id or code).")
 @click.option("--unsafe", is_flag=True, default=None, help="Also apply unsafe fixes.")
 @click.option("--diff", is_flag=True, help="Print a unified diff; write nothing.")
 @click.option("--check", is_flag=True, help="Write nothing; exit 1 if something would change.")
+@click.option("--exit-non-zero-on-fix", is_flag=True, help="Exit 1 when files were changed.")
 @click.option(
     "--target",
     type=click.Choice(("portable", "hip")),
     default=None,
     help="C++ rewrites: portable (builds with nvcc and hipcc; default) or hip (one-way).",
 )
-def fix(paths, config_file, select, extend_select, ignore, rules, unsafe, diff, check, target):
+def fix(paths, **opts) -> None:
     """Apply the fixes under PATHS: safe ones by default, unsafe ones with --unsafe."""
     from cuda2rocm.fixer import fix_paths
 
-    session = _Session(paths, config_file, select + tuple(rules), extend_select, ignore, target)
+    rules = opts["rules"]
+    session = _Session(paths, opts, extra_select=rules)
     if rules:
         from cuda2rocm.catalogue import UnknownRuleError, find_rule
 
@@ -150,9 +218,12 @@ def fix(paths, config_file, select, extend_select, ignore, rules, unsafe, diff, 
         except UnknownRuleError as exc:
             raise click.UsageError(str(exc)) from exc
         session.linter.rules = [r for r in session.linter.rules if r.id in wanted]
-    unsafe = session.config.unsafe_fixes if unsafe is None else unsafe
+    unsafe = session.config.unsafe_fixes if opts["unsafe"] is None else opts["unsafe"]
+    diff, check = opts["diff"], opts["check"]
     write = not (diff or check)
-    report = fix_paths(session.linter, session.paths, session.exclude, unsafe=unsafe, write=write)
+    report = fix_paths(
+        session.linter, session.paths, session.exclude, unsafe, write, **session.discovery
+    )
     for outcome in report.outcomes:
         if diff and outcome.changed:
             click.echo(outcome.diff(), nl=False)
@@ -163,13 +234,13 @@ def fix(paths, config_file, select, extend_select, ignore, rules, unsafe, diff, 
     changed = [o for o in report.outcomes if o.changed]
     applied = sum(len(o.applied) for o in changed)
     remaining = sum(len(o.remaining) for o in report.outcomes)
-    verb = "Would fix" if not write else "Fixed"
+    verb = "Fixed" if write else "Would fix"
     click.echo(
         f"{verb} {applied} findings in {len(changed)} files; {remaining} remaining "
         "(see `cuda2rocm lint`).",
         err=diff,
     )
-    if write:
+    if write and not opts["exit_non_zero_on_fix"]:
         sys.exit(0)
     sys.exit(1 if changed else 0)
 

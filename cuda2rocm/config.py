@@ -35,7 +35,10 @@ KEYS: dict[str, tuple[str, str]] = {
     "target": ("target", '"portable" or "hip"'),
     "unsafe-fixes": ("unsafe_fixes", "a boolean"),
     "max-file-size": ("max_file_size", "a positive integer (bytes)"),
+    "severity": ("severity", 'a table of rule = "error" | "warning" | "info"'),
+    "baseline": ("baseline", "a path (string) to a baseline file"),
 }
+SEVERITIES = ("error", "warning", "info")
 TARGETS = ("portable", "hip")
 
 
@@ -52,6 +55,12 @@ class Config:
     target: str = "portable"
     unsafe_fixes: bool = False
     max_file_size: int = 2 * 1024 * 1024
+    severity: dict[str, str] = field(default_factory=dict)
+    baseline: str | None = None
+
+    def baseline_path(self) -> Path | None:
+        """The configured baseline, relative to the config file's directory."""
+        return (self.root / self.baseline) if self.baseline else None
 
     def ignored_for(self, path: str) -> list[str]:
         """Selectors ignored for `path` (relative to the config's directory) by per-file-ignores."""
@@ -85,6 +94,10 @@ def _check(where: str, key: str, value: object) -> object:
         ok = isinstance(value, bool)
     elif key == "max-file-size":
         ok = isinstance(value, int) and not isinstance(value, bool) and value > 0
+    elif key == "severity":
+        ok = isinstance(value, dict) and all(v in SEVERITIES for v in value.values())
+    elif key == "baseline":
+        ok = isinstance(value, str) and bool(value)
     if not ok:
         raise ConfigError(f"{where}: '{key}' must be {expected}, got {value!r}")
     return value
@@ -128,8 +141,14 @@ def find_config(paths: Sequence[str]) -> Path | None:
         pyproject = directory / "pyproject.toml"
         if pyproject.is_file():
             try:
-                data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
-            except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+                text = pyproject.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                continue
+            if "tool.cuda2rocm" in text:
+                return pyproject  # load_file reports it if it is not valid TOML
+            try:
+                data = tomllib.loads(text)
+            except tomllib.TOMLDecodeError:
                 continue
             if "cuda2rocm" in data.get("tool", {}):
                 return pyproject

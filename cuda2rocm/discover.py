@@ -122,11 +122,19 @@ def discover(
     exclude: Iterable[str] = (),
     respect_gitignore: bool = True,
     problems: list[Problem] | None = None,
+    force_exclude: bool = False,
+    root: Path | None = None,
 ) -> Iterator[Found]:
-    """Yield lintable files under `paths` in a deterministic (sorted) order."""
+    """Yield lintable files under `paths` in a deterministic (sorted) order.
+
+    A file named explicitly is linted even if excluded, unless `force_exclude` (what pre-commit
+    needs, since it passes every changed file): then the excludes, read relative to `root`
+    (the configuration's directory), apply to it too.
+    """
     problems = problems if problems is not None else []
     exclude = list(exclude)
     seen: set[Path] = set()
+    forced = _Ignores(exclude, (root or Path.cwd()).resolve()) if force_exclude else None
     for raw in paths:
         given = Path(raw)
         if not given.exists() and not given.is_symlink():
@@ -134,6 +142,8 @@ def discover(
             continue
         if given.is_file():
             lang = language_of(given)
+            if forced is not None and forced.ignored(given.resolve(), False):
+                continue
             if lang is not None and given not in seen:
                 seen.add(given)
                 yield Found(given, _display(given), lang)

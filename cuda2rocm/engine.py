@@ -6,6 +6,7 @@ each become a diagnostic of that file.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import re
 import traceback
@@ -16,6 +17,7 @@ from pathlib import Path
 from cuda2rocm import sources
 from cuda2rocm.catalogue import RuleSpec, find_rule, load_catalogue, matches
 from cuda2rocm.discover import Found, Problem, discover
+from cuda2rocm.frontends.text import TEXT_LANGUAGES
 from cuda2rocm.model import Diagnostic, Position, Severity
 from cuda2rocm.sources import SkipFile, SourceError, SourceFile
 
@@ -59,13 +61,21 @@ class Linter:
         max_bytes: int = sources.DEFAULT_MAX_BYTES,
         ignored_for: Callable[[str], list[str]] | None = None,
         target: str = "portable",
+        severity: dict[str, Severity] | None = None,
     ) -> None:
-        self.rules = [r for r in rules if r.step != 0]
+        #: Selected rules. Step-0 rules are the tool's own (parse errors, suppressions): those
+        #: with tokens take part in the prefilter, the others are always on.
+        self.rules = [r for r in rules if r.step != 0 or r.tokens]
+        self.selected = {r.id for r in rules}
         self.max_bytes = max_bytes
         self.target = target
         #: path -> selectors of rules switched off for that file (per-file-ignores).
         self.ignored_for = ignored_for
-        self._checks = {r.id: importlib.import_module(r.check_module).Rule for r in self.rules}
+        #: rule id -> severity that replaces the catalogue's (config `severity`).
+        self.severity = severity or {}
+        self._checks = {
+            r.id: importlib.import_module(r.check_module).Rule for r in self.rules if r.step != 0
+        }
         self._prefilter: dict[str, tuple[re.Pattern[bytes] | None, list[RuleSpec]]] = {}
 
     # -- prefilter ---------------------------------------------------------------------------
@@ -100,13 +110,59 @@ class Linter:
         if self.ignored_for is not None:
             off = self.ignored_for(source.path)
             rules = [r for r in rules if not any(matches(r, s) for s in off)]
-        if not rules:
-            return []
-        if source.language == "python":
-            return self._lint_python(source, rules)
-        if source.language == "cuda":
-            return self._lint_cpp(source, rules)
-        return []
+        checks = [r for r in rules if r.step != 0]
+        found: list[Diagnostic] = []
+        if checks and source.language == "python":
+            found = self._lint_python(source, checks)
+        elif checks and source.language == "cuda":
+            found = self._lint_cpp(source, checks)
+        elif checks and source.language in TEXT_LANGUAGES:
+            found = self._lint_text(source, checks)
+        found = self._suppress(source, found)
+        if self.severity:
+            found = [
+                dataclasses.replace(d, severity=self.severity[d.rule])
+                if d.rule in self.severity
+                else d
+                for d in found
+            ]
+        return found
+
+    def _suppress(self, source: SourceFile, found: list[Diagnostic]) -> list[Diagnostic]:
+        """Apply inline suppressions; report unknown and (opt-in) unused ones."""
+        from cuda2rocm import suppressions
+
+        marks = suppressions.parse(source.text, source.language)
+        if not marks:
+            return found
+        catalogue = {r.id: r for r in load_catalogue()}
+        found = suppressions.apply(found, marks, catalogue)
+        for mark in marks:
+            where = suppressions.position(mark)
+            unknown = [n for n in mark.names if not any(matches(r, n) for r in catalogue.values())]
+            if unknown and "invalid-suppression" in self.selected:
+                found.append(
+                    _general(
+                        "invalid-suppression",
+                        source.path,
+                        f"unknown rule {', '.join(unknown)} in suppression; "
+                        "see `cuda2rocm rules` for ids and codes",
+                        where.line,
+                        where.column,
+                    )
+                )
+            elif not mark.used and "unused-suppression" in self.selected:
+                names = ", ".join(mark.names) or "all rules"
+                found.append(
+                    _general(
+                        "unused-suppression",
+                        source.path,
+                        f"this suppression ({names}) suppresses nothing; remove it",
+                        where.line,
+                        where.column,
+                    )
+                )
+        return found
 
     def _lint_python(self, source: SourceFile, rules: list[RuleSpec]) -> list[Diagnostic]:
         from cuda2rocm.frontends import python
@@ -117,6 +173,24 @@ class Linter:
             return [_general("parse-error", source.path, str(exc), exc.line, exc.column)]
         except Exception as exc:
             return [_internal(source.path, "the Python front-end", exc)]
+        found += [_internal(source.path, f"rule {spec.id}", exc) for spec, exc in failed]
+        return found
+
+    def _lint_text(self, source: SourceFile, rules: list[RuleSpec]) -> list[Diagnostic]:
+        """Requirements, Dockerfiles, shell, CMake. A module whose `Rule` is a Python rule
+        keeps its text form in a `TextRule` class beside it."""
+        from cuda2rocm.frontends import text
+
+        pairs = []
+        for r in rules:
+            cls = self._checks[r.id]
+            if not issubclass(cls, text.TextRule):
+                cls = importlib.import_module(cls.__module__).TextRule
+            pairs.append((r, cls))
+        try:
+            found, failed = text.run_rules(source, pairs)
+        except Exception as exc:  # the view itself failed: isolate it
+            return [_internal(source.path, "the text front-end", exc)]
         found += [_internal(source.path, f"rule {spec.id}", exc) for spec, exc in failed]
         return found
 
@@ -151,6 +225,10 @@ class Linter:
                 python.parse(source)
             except python.PythonParseError as exc:
                 return f"{exc} (line {exc.line})"
+        if source.language == "cuda":
+            from cuda2rocm.frontends import cpp
+
+            return cpp.syntax_error(source)
         return None
 
     def lint_file(self, item: Found) -> tuple[list[Diagnostic], Notice | None]:
@@ -176,15 +254,25 @@ class Linter:
         source = SourceFile(item.display, item.language, text, encoding, bom)
         return self.lint_source(source, rules), None
 
-    def lint_paths(self, paths: Iterable[str | Path], exclude: Iterable[str] = ()) -> LintResult:
+    def lint_paths(
+        self,
+        paths: Iterable[str | Path],
+        exclude: Iterable[str] = (),
+        progress: Callable[[int, int], None] | None = None,
+        **discovery,
+    ) -> LintResult:
+        """Lint every file under `paths`; `discovery` goes to `discover` (force_exclude...)."""
         result = LintResult()
         problems: list[Problem] = []
-        for item in discover(paths, exclude=exclude, problems=problems):
+        items = list(discover(paths, exclude=exclude, problems=problems, **discovery))
+        for done, item in enumerate(items, 1):
             result.files += 1
             diagnostics, notice = self.lint_file(item)
             result.diagnostics.extend(diagnostics)
             if notice:
                 result.notices.append(notice)
+            if progress is not None:
+                progress(done, len(items))
         for problem in problems:
             result.diagnostics.append(_general("read-error", problem.display, problem.message))
         result.diagnostics.sort(key=lambda d: d.sort_key)

@@ -141,14 +141,16 @@ class FixReport:
     errors: list[tuple[str, str]] = field(default_factory=list)
 
 
-def fix_paths(linter, paths, exclude=(), unsafe: bool = False, write: bool = True) -> FixReport:
+def fix_paths(
+    linter, paths, exclude=(), unsafe: bool = False, write: bool = True, **discovery
+) -> FixReport:
     """Fix every file under `paths`; write only files that change (atomically)."""
     from cuda2rocm import sources
     from cuda2rocm.discover import Problem, discover
 
     report = FixReport()
     problems: list[Problem] = []
-    for item in discover(paths, exclude=exclude, problems=problems):
+    for item in discover(paths, exclude=exclude, problems=problems, **discovery):
         _, rules = linter._rules_for(item.language)
         if not rules:
             continue
