@@ -1,4 +1,4 @@
-"""Command line: `lint`, `fix`, `rules`, `explain`.
+"""Command line: `lint`, `fix`, `report`, `rules`, `explain`.
 
 Exit codes: 0 nothing found, 1 findings (or, for `fix --diff/--check`, changes to make),
 2 usage or configuration error. Heavy modules are imported inside the commands so that
@@ -30,6 +30,7 @@ class _Session:
         from cuda2rocm.engine import Linter
 
         self.paths = list(paths) or ["."]
+        self.opts = opts
         try:
             self.config = cfg = load_config(self.paths, opts["config_file"])
         except ConfigError as exc:
@@ -67,9 +68,37 @@ class _Session:
         return out
 
     def lint(self, progress=None):
-        return self.linter.lint_paths(
-            self.paths, exclude=self.exclude, progress=progress, **self.discovery
+        from cuda2rocm import runner
+
+        jobs = self.opts.get("jobs") or runner.default_jobs()
+        return runner.run(
+            self.linter,
+            self.paths,
+            self.exclude,
+            jobs=jobs,
+            cache=self._cache(),
+            progress=progress,
+            **self.discovery,
         )
+
+    def _cache(self):
+        if self.opts.get("no_cache", True):
+            return None
+        from cuda2rocm.cache import DEFAULT_DIR, Cache, fingerprint
+
+        directory = Path(self.opts.get("cache_dir") or (self.config.root / DEFAULT_DIR))
+        cfg = self.config
+        key = fingerprint(
+            [
+                sorted(r.id for r in self.rules),
+                self.linter.target,
+                sorted((k, v.value) for k, v in self.linter.severity.items()),
+                sorted(cfg.per_file_ignores.items()),
+                str(cfg.root.resolve()),
+                cfg.max_file_size,
+            ]
+        )
+        return Cache(directory, key)
 
 
 _SHARED = [
@@ -96,6 +125,25 @@ _SHARED = [
 ]
 
 
+_RUN = [
+    click.option(
+        "-j", "--jobs", type=click.IntRange(min=1), help="Processes (default: all cores)."
+    ),
+    click.option("--no-cache", is_flag=True, help="Neither read nor write the result cache."),
+    click.option(
+        "--cache-dir",
+        type=click.Path(file_okay=False),
+        help="Where the cache lives (default: .cuda2rocm_cache beside the configuration).",
+    ),
+]
+
+
+def _run_options(func):
+    for decorator in reversed(_RUN):
+        func = decorator(func)
+    return func
+
+
 def _shared(func):
     for decorator in reversed(_SHARED):
         func = decorator(func)
@@ -110,6 +158,7 @@ def main() -> None:
 
 @main.command()
 @_shared
+@_run_options
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the report here.")
 @click.option("--statistics", is_flag=True, help="Counts per rule and per step, not findings.")
@@ -243,6 +292,68 @@ def fix(paths, **opts) -> None:
     if write and not opts["exit_non_zero_on_fix"]:
         sys.exit(0)
     sys.exit(1 if changed else 0)
+
+
+@main.command()
+@click.option("--cache-dir", type=click.Path(file_okay=False), help="The cache to remove.")
+def clean(cache_dir: str | None) -> None:
+    """Remove the result cache."""
+    from cuda2rocm.cache import DEFAULT_DIR
+    from cuda2rocm.cache import clean as clean_cache
+    from cuda2rocm.config import ConfigError, load_config
+
+    if cache_dir is None:
+        try:
+            cache_dir = str(load_config(["."]).root / DEFAULT_DIR)
+        except ConfigError as exc:
+            raise click.UsageError(str(exc)) from exc
+    removed = clean_cache(Path(cache_dir))
+    click.echo(f"Removed {removed} cache files from {cache_dir}.")
+
+
+@main.command()
+@_shared
+@_run_options
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, allow_dash=True),
+    default="cuda2rocm-report.html",
+    show_default=True,
+    help="Write the HTML report here ('-' for standard output).",
+)
+@click.option("--title", default=None, help="Page title (default: names the scanned paths).")
+@click.option("--baseline", type=click.Path(dir_okay=False), help="Hide findings recorded here.")
+def report(paths, **opts) -> None:
+    """Write a self-contained HTML readiness report for PATHS: figures per checklist step and
+    severity, what `fix` does automatically, and every finding with its code frame and
+    explanation. The figures are those of `lint --format json` on the same paths."""
+    from cuda2rocm import baseline as baselines
+    from cuda2rocm.report import html
+
+    session = _Session(paths, opts)
+    result = _lint_with_progress(session)
+    accepted = Path(opts["baseline"]) if opts["baseline"] else session.config.baseline_path()
+    note = ""
+    if accepted is not None:
+        try:
+            filtered = baselines.apply(result.diagnostics, baselines.load(accepted))
+        except baselines.BaselineError as exc:
+            raise click.UsageError(str(exc)) from exc
+        result.diagnostics = filtered.new
+        note = f"Baseline {accepted}: {filtered.hidden} accepted findings are not counted here."
+    names = ", ".join(Path(p).resolve().name or p for p in session.paths)
+    title = opts["title"] or f"ROCm readiness report: {names}"
+    page = html.render(result, paths=session.paths, title=title, note=note)
+    if opts["output"] == "-":
+        click.echo(page, nl=False)
+        return
+    try:
+        Path(opts["output"]).write_text(page, encoding="utf-8")
+    except OSError as exc:
+        raise click.UsageError(f"cannot write {opts['output']}: {exc.strerror or exc}") from exc
+    total = len(result.diagnostics)
+    click.echo(f"Wrote {opts['output']}: {total} findings in {result.files} files.", err=True)
 
 
 @main.command(name="rules")

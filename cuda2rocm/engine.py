@@ -17,10 +17,11 @@ from pathlib import Path
 from cuda2rocm import sources
 from cuda2rocm.catalogue import RuleSpec, find_rule, load_catalogue, matches
 from cuda2rocm.discover import Found, Problem, discover
-from cuda2rocm.frontends.text import TEXT_LANGUAGES
 from cuda2rocm.model import Diagnostic, Position, Severity
 from cuda2rocm.sources import SkipFile, SourceError, SourceFile
 
+#: Languages of the text front-end (frontends/text.py, imported only when such a file is linted).
+TEXT_LANGUAGES = ("cmake", "requirements", "dockerfile", "shell")
 BUG_HINT = "this is a bug in cuda2rocm; please report it with the file that triggers it"
 
 
@@ -168,7 +169,8 @@ class Linter:
         from cuda2rocm.frontends import python
 
         try:
-            found, failed = python.run_rules(source, [(r, self._checks[r.id]) for r in rules])
+            pairs = [(r, self._check_class(r, python.PythonRule, "PythonRule")) for r in rules]
+            found, failed = python.run_rules(source, pairs)
         except python.PythonParseError as exc:
             return [_general("parse-error", source.path, str(exc), exc.line, exc.column)]
         except Exception as exc:
@@ -176,18 +178,21 @@ class Linter:
         found += [_internal(source.path, f"rule {spec.id}", exc) for spec, exc in failed]
         return found
 
+    def _check_class(self, rule: RuleSpec, base: type, name: str) -> type:
+        """The rule's class for one front-end. A rule serving several front-ends has its
+        module's `Rule` for one of them and a class named after the base (`PythonRule`,
+        `TextRule`) beside it for each other one."""
+        cls = self._checks[rule.id]
+        if issubclass(cls, base):
+            return cls
+        return getattr(importlib.import_module(cls.__module__), name)
+
     def _lint_text(self, source: SourceFile, rules: list[RuleSpec]) -> list[Diagnostic]:
-        """Requirements, Dockerfiles, shell, CMake. A module whose `Rule` is a Python rule
-        keeps its text form in a `TextRule` class beside it."""
+        """Requirements, Dockerfiles, shell scripts, CMake."""
         from cuda2rocm.frontends import text
 
-        pairs = []
-        for r in rules:
-            cls = self._checks[r.id]
-            if not issubclass(cls, text.TextRule):
-                cls = importlib.import_module(cls.__module__).TextRule
-            pairs.append((r, cls))
         try:
+            pairs = [(r, self._check_class(r, text.TextRule, "TextRule")) for r in rules]
             found, failed = text.run_rules(source, pairs)
         except Exception as exc:  # the view itself failed: isolate it
             return [_internal(source.path, "the text front-end", exc)]
@@ -232,27 +237,40 @@ class Linter:
         return None
 
     def lint_file(self, item: Found) -> tuple[list[Diagnostic], Notice | None]:
+        data, early = self.read(item)
+        if data is None:
+            return early
+        return self.lint_data(item, data), None
+
+    def read(self, item: Found) -> tuple[bytes | None, tuple[list[Diagnostic], Notice | None]]:
+        """The file's bytes, or None and what to report instead (unreadable, binary, large)."""
         _, rules = self._rules_for(item.language)
         if not rules:
-            return [], None
+            return None, ([], None)
         try:
             with item.path.open("rb") as fh:
                 data = fh.read(self.max_bytes + 1)
         except OSError as exc:
-            return [_general("read-error", item.display, f"cannot read: {exc.strerror}")], None
+            return None, (
+                [_general("read-error", item.display, f"cannot read: {exc.strerror}")],
+                None,
+            )
         if len(data) > self.max_bytes:
-            return [], Notice(item.display, f"skipped: larger than {self.max_bytes} bytes")
+            return None, ([], Notice(item.display, f"skipped: larger than {self.max_bytes} bytes"))
         if sources.is_binary(data):
-            return [], Notice(item.display, "skipped: binary file (contains NUL bytes)")
+            return None, ([], Notice(item.display, "skipped: binary file (contains NUL bytes)"))
+        return data, ([], None)
+
+    def lint_data(self, item: Found, data: bytes) -> list[Diagnostic]:
         rules = self.applicable(item.language, data)
         if not rules:
-            return [], None
+            return []
         try:
             text, encoding, bom = sources.decode(data, item.display, item.language)
         except SourceError as exc:
-            return [_general("read-error", item.display, str(exc))], None
+            return [_general("read-error", item.display, str(exc))]
         source = SourceFile(item.display, item.language, text, encoding, bom)
-        return self.lint_source(source, rules), None
+        return self.lint_source(source, rules)
 
     def lint_paths(
         self,

@@ -88,6 +88,25 @@ class Diagnostic:
         p = self.position
         return (self.path, p.line, p.column, self.code, self.message)
 
+    @classmethod
+    def from_json(cls, data: dict) -> Diagnostic:
+        """Inverse of `to_json` (used by the result cache)."""
+        fix = None
+        if data.get("fix"):
+            f = data["fix"]
+            edits = tuple(Edit(e["start"], e["end"], e["replacement"]) for e in f["edits"])
+            fix = Fix(Safety(f["safety"]), edits, f.get("description", ""))
+        return cls(
+            path=data["path"],
+            rule=data["rule"],
+            code=data["code"],
+            severity=Severity(data["severity"]),
+            step=data["step"],
+            position=Position(data["line"], data["column"], data["end_line"], data["end_column"]),
+            message=data["message"],
+            fix=fix,
+        )
+
     def to_json(self) -> dict:
         p = self.position
         fix = None

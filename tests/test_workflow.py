@@ -300,7 +300,7 @@ def test_action_steps_annotate_with_a_fake_github_environment(tmp_path):
     )
     assert run.returncode == 1, run.stderr
     assert run.stdout.strip().splitlines() == [
-        "::error file=train.py,line=2,col=26,endLine=2,endColumn=31,"
+        "::error file=train.py,line=2,col=27,endLine=2,endColumn=32,"
         'title=CR102 device-string-hip::"hip" is not a usable device on ROCm; ROCm GPUs are the '
         '"cuda" device type, use "cuda"'
     ]

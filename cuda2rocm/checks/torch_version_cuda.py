@@ -13,9 +13,9 @@ import libcst as cst
 from libcst.metadata import ScopeProvider
 
 from cuda2rocm.frontends.python import NameAware, dotted
+from cuda2rocm.frontends.python_guards import HIP, TESTS, VendorGuard, count_qualified
 
 CUDA = "torch.version.cuda"
-HIP = "torch.version.hip"
 PARSERS = {
     "float",
     "int",
@@ -26,14 +26,12 @@ PARSERS = {
     "pkg_resources.parse_version",
     "looseversion.LooseVersion",
 }
-#: Containers whose test decides a branch: a bare `torch.version.cuda` there is a GPU check.
-TESTS = (cst.If, cst.IfExp, cst.While, cst.Assert)
 
 
 class Rule(NameAware):
     def __init__(self, *args) -> None:
         super().__init__(*args)
-        self._hip_tested: dict[int, bool] = {}
+        self._guard = VendorGuard(self, (HIP,))
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         if node.attr.value == "cuda" and CUDA in self.qualified_names(node):
@@ -158,48 +156,11 @@ class Rule(NameAware):
         return _count_cuda(self, root) == 1
 
     def _rocm_aware(self, use: cst.CSTNode) -> bool:
-        for ancestor in self.ancestors(use):
-            if isinstance(ancestor, (*TESTS, cst.BooleanOperation)):
-                subject = getattr(ancestor, "test", ancestor)
-                if self._mentions_hip(subject):
-                    return True
-            if isinstance(ancestor, cst.If) and self._earlier_branch_tests_hip(ancestor):
-                return True
-        return False
-
-    def _earlier_branch_tests_hip(self, node: cst.If) -> bool:
-        parent = self.parent(node)
-        while isinstance(parent, cst.If) and parent.orelse is node:
-            if self._mentions_hip(parent.test):
-                return True
-            node, parent = parent, self.parent(parent)
-        return False
-
-    def _mentions_hip(self, node: cst.CSTNode) -> bool:
-        key = id(node)
-        if key not in self._hip_tested:
-            finder = _Finder(self, HIP)
-            node.visit(finder)
-            self._hip_tested[key] = finder.count > 0
-        return self._hip_tested[key]
-
-
-class _Finder(cst.CSTVisitor):
-    def __init__(self, rule: Rule, qualified: str) -> None:
-        super().__init__()
-        self.rule, self.qualified, self.count = rule, qualified, 0
-
-    def visit_Attribute(self, node: cst.Attribute) -> None:
-        if node.attr.value == self.qualified.rsplit(".", 1)[-1] and (
-            self.qualified in self.rule.qualified_names(node)
-        ):
-            self.count += 1
+        return self._guard.rocm_aware(use)
 
 
 def _count_cuda(rule: Rule, node: cst.CSTNode) -> int:
-    finder = _Finder(rule, CUDA)
-    node.visit(finder)
-    return finder.count
+    return count_qualified(rule, node, (CUDA,))
 
 
 def _is_none(node: cst.CSTNode) -> bool:

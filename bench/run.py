@@ -1,0 +1,207 @@
+"""Benchmark cuda2rocm against ruff and TorchFix on the same trees, in one run.
+
+    python bench/run.py                     # synthetic tree (3,000 Python + 300 C++ files)
+    python bench/run.py --real diffusers    # also a real project's sdist, fetched now
+
+Each repetition runs every tool once, alternating, so that machine noise hits all of them alike;
+the table shows medians, ratios to ruff, and peak memory (the largest process of a run). Ruff and
+TorchFix are installed into their own virtual environments under bench/.venvs (TorchFix pins an
+older LibCST). Nothing here is asserted: tests never time anything.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+VENVS = HERE / ".venvs"
+sys.path.insert(0, str(HERE))
+
+from generate import generate  # noqa: E402
+
+MEASURE = r"""
+import resource, subprocess, sys, time
+start = time.perf_counter()
+proc = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+wall = time.perf_counter() - start
+peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+print(f"{wall} {peak} {proc.returncode}")
+"""
+
+FLOOR = r"""
+import os, sys
+total = 0
+for base, dirs, files in os.walk(sys.argv[1]):
+    for name in files:
+        with open(os.path.join(base, name), 'rb') as fh:
+            total += fh.read().count(b'cuda')
+print(total)
+"""
+
+
+def tool_python(name: str, packages: list[str]) -> Path:
+    """A venv with `packages`, created once under bench/.venvs."""
+    venv = VENVS / name
+    python = venv / "bin" / "python"
+    if not python.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        subprocess.run([str(python), "-m", "pip", "install", "-q", *packages], check=True)
+    return python
+
+
+def measure(command: list[str], cwd: Path) -> tuple[float, float, int]:
+    out = subprocess.run(
+        [sys.executable, "-c", MEASURE, *command],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    return float(out[0]), int(out[1]) / 1024, int(out[2])
+
+
+def benchmark(tree: Path, reps: int, jobs: int | None) -> list[dict]:
+    ruff = tool_python("ruff", ["ruff"]).parent / "ruff"
+    torchfix = tool_python("torchfix", ["torchfix==0.7.0"]).parent / "torchfix"
+    me = [sys.executable, "-m", "cuda2rocm"]
+    cache = Path(tempfile.mkdtemp(prefix="c2r-cache-"))
+    jobs_args = ["-j", str(jobs)] if jobs else []
+    victim = next(tree.rglob("*.py"))
+    original = victim.read_text()
+
+    def lint(jobs_args: list[str], clear: bool) -> list[str]:
+        if clear:
+            shutil.rmtree(cache, ignore_errors=True)
+        return [*me, "lint", "--exit-zero", "--cache-dir", str(cache), *jobs_args, "."]
+
+    def one_changed() -> list[str]:
+        victim.write_text(original + f"\n# edit {time.time_ns()}\n")
+        return lint(jobs_args, clear=False)
+
+    tools = {
+        "byte scan (floor)": lambda: [sys.executable, "-c", FLOOR, "."],
+        "ruff check (default rules, cold)": lambda: [
+            str(ruff),
+            "check",
+            "--no-cache",
+            "--exit-zero",
+            "--quiet",
+            ".",
+        ],
+        "cuda2rocm lint (cold)": lambda: lint(jobs_args, clear=True),
+        "cuda2rocm lint (warm)": lambda: lint(jobs_args, clear=False),
+        "cuda2rocm lint (one file changed)": one_changed,
+        "cuda2rocm lint -j1 (cold)": lambda: lint(["-j", "1"], clear=True),
+        "TorchFix": lambda: [str(torchfix), "."],
+    }
+    times: dict[str, list[float]] = {k: [] for k in tools}
+    peaks: dict[str, float] = dict.fromkeys(tools, 0.0)
+    for rep in range(reps):
+        for name, make in tools.items():
+            if name == "TorchFix" and rep > 0 and times[name] and times[name][0] > 60:
+                continue  # one TorchFix run is enough when it takes minutes
+            wall, peak, _ = measure(make(), tree)
+            times[name].append(wall)
+            peaks[name] = max(peaks[name], peak)
+        print(f"  repetition {rep + 1}/{reps} done", file=sys.stderr)
+    victim.write_text(original)
+    shutil.rmtree(cache, ignore_errors=True)
+    ruff_median = statistics.median(times["ruff check (default rules, cold)"])
+    rows = []
+    for name in tools:
+        median = statistics.median(times[name])
+        rows.append(
+            {
+                "tool": name,
+                "median_s": median,
+                "runs": len(times[name]),
+                "vs_ruff": median / ruff_median,
+                "peak_mb": peaks[name],
+            }
+        )
+    return rows
+
+
+def print_rows(title: str, rows: list[dict]) -> None:
+    print(f"\n{title}")
+    print(f"{'tool':40} {'median s':>9} {'runs':>5} {'× ruff':>8} {'peak MB':>8}")
+    for r in rows:
+        print(
+            f"{r['tool']:40} {r['median_s']:9.3f} {r['runs']:5} {r['vs_ruff']:8.2f} "
+            f"{r['peak_mb']:8.0f}"
+        )
+    by = {r["tool"]: r["median_s"] for r in rows}
+    if "TorchFix" in by:
+        print(f"TorchFix / cuda2rocm cold: {by['TorchFix'] / by['cuda2rocm lint (cold)']:.1f}×")
+
+
+def fetch_sdist(package: str, workdir: Path) -> Path:
+    """Download and unpack a project's sdist from the package index (never committed)."""
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "-q",
+            "--no-deps",
+            "--no-binary",
+            ":all:",
+            "-d",
+            str(workdir),
+            package,
+        ],
+        check=True,
+    )
+    archive = next(workdir.glob("*.tar.gz"))
+    with tarfile.open(archive) as tar:
+        tar.extractall(workdir, filter="data")
+    return next(p for p in workdir.iterdir() if p.is_dir())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--reps", type=int, default=5)
+    parser.add_argument("--python-files", type=int, default=3000)
+    parser.add_argument("--cpp-files", type=int, default=300)
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--jobs", type=int, default=None)
+    parser.add_argument(
+        "--real", metavar="PACKAGE", help="also benchmark this sdist (e.g. diffusers)"
+    )
+    parser.add_argument("--json", type=Path, help="also write the results here")
+    args = parser.parse_args()
+    results = {}
+    with tempfile.TemporaryDirectory(prefix="c2r-bench-") as tmp:
+        tree = Path(tmp) / "tree"
+        info = generate(tree, args.seed, args.python_files, args.cpp_files)
+        print(f"synthetic tree: {info}", file=sys.stderr)
+        rows = benchmark(tree, args.reps, args.jobs)
+        print_rows(
+            f"Synthetic tree ({info['python_files']} .py, {info['cpp_files']} C++, "
+            f"{info['lines']} lines, seed {args.seed}), {os.cpu_count()} cores",
+            rows,
+        )
+        results["synthetic"] = {"tree": info, "rows": rows}
+        if args.real:
+            source = fetch_sdist(args.real, Path(tmp) / "real")
+            rows = benchmark(source, args.reps, args.jobs)
+            print_rows(f"Real project: {source.name}", rows)
+            results["real"] = {"tree": source.name, "rows": rows}
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,81 @@
+"""cuda-arch-macro: preprocessor conditions on `__CUDA_ARCH__`, which HIP-Clang never defines.
+
+Under HIP such a condition is silently false (hipcc -dM: no __CUDA_ARCH__), so device-only
+code takes the host or `#else` path. The "device pass" tests (`#ifdef __CUDA_ARCH__`,
+`defined(__CUDA_ARCH__)`) have an exact HIP counterpart, `__HIP_DEVICE_COMPILE__`, and get an
+unsafe fix that tests both (the guarded code then compiles for AMD, so it must be portable;
+the fix is not offered when the branch holds inline assembly). Architecture comparisons
+(`__CUDA_ARCH__ >= 800`) have no counterpart: AMD features are tested with `__gfx90a__`,
+`__GFX9__` or `__HIP_ARCH_HAS_*`, which needs a human.
+"""
+
+from __future__ import annotations
+
+from cuda2rocm.frontends.cpp import HIP_MACROS, CppRule
+from cuda2rocm.model import Edit
+
+ARCH = "__CUDA_ARCH__"
+HIP_DEVICE = "__HIP_DEVICE_COMPILE__"
+
+
+class Rule(CppRule):
+    def check(self) -> None:
+        view = self.view
+        for branch, cond in view.conditions:
+            text = view.text(cond)
+            if ARCH not in text:
+                continue
+            idents = list(_identifiers(cond))
+            uses = [n for n in idents if view.text(n) == ARCH]
+            if not uses or any(view.text(n) in HIP_MACROS for n in idents):
+                continue  # already handles HIP
+            tests = [n for n in uses if n.parent is not None and n.parent.type == "preproc_defined"]
+            device_pass = len(tests) == len(uses) or cond.type == "identifier"
+            fix = None
+            if device_pass and not self._holds_asm(branch):
+                fix = self._fix(branch, cond, tests)
+            if device_pass:
+                message = (
+                    f"`{ARCH}` is never defined by HIP-Clang, so this device-code branch is "
+                    f"silently skipped on ROCm; test `{HIP_DEVICE}` as well"
+                )
+            else:
+                message = (
+                    f"`{ARCH}` comparisons are always false on ROCm (HIP-Clang does not define "
+                    "it); add an AMD branch that tests `__gfx90a__`/`__GFX9__` or "
+                    "`__HIP_ARCH_HAS_*` feature macros"
+                )
+            self.report(cond, message, fix)
+
+    def _fix(self, branch, cond, tests):
+        view = self.view
+        if cond.type == "identifier" and branch.type == "preproc_ifdef":
+            directive = branch.child(0)
+            if view.text(directive) == "#ifdef":
+                new = f"#if defined({ARCH}) || defined({HIP_DEVICE})"
+            else:
+                new = f"#if !defined({ARCH}) && !defined({HIP_DEVICE})"
+            start, _ = view.span(directive)
+            _, end = view.span(cond)
+            return self.fix(Edit(start, end, new), description=f"also test {HIP_DEVICE}")
+        edits = [
+            self.replace(t.parent, f"({view.text(t.parent)} || defined({HIP_DEVICE}))")
+            for t in tests
+        ]
+        if len(tests) == 1 and tests[0].parent == cond:
+            edits = [self.replace(cond, f"{view.text(cond)} || defined({HIP_DEVICE})")]
+        return self.fix(*edits, description=f"also test {HIP_DEVICE}") if edits else None
+
+    def _holds_asm(self, branch) -> bool:
+        alternative = branch.child_by_field_name("alternative")
+        end = alternative.start_byte if alternative is not None else branch.end_byte
+        return any(branch.start_byte <= a.start_byte < end for a in self.view.asm)
+
+
+def _identifiers(node):
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n.type == "identifier":
+            yield n
+        stack.extend(n.children)

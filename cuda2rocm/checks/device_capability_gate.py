@@ -1,0 +1,229 @@
+"""device-capability-gate: CUDA compute-capability numbers compared to gate features.
+
+On ROCm `torch.cuda.get_device_capability()` (and `get_device_properties().major/.minor`)
+return the GFX IP version (MI210/MI250 -> (9, 0), MI300 -> (9, 4)), so a comparison with a
+CUDA compute capability means something else there. Values are followed through names bound
+once (`cap = ...`, `major, minor = ...`, `props = get_device_properties(0)`), subscripts
+(`cap[0]`) and arithmetic (`major * 10 + minor`). A comparison inside a branch that already
+tells ROCm from CUDA is not reported. No automatic fix: the right ROCm threshold or feature
+query is a human decision.
+"""
+
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+from libcst.metadata import ScopeProvider
+
+from cuda2rocm.frontends.python import NameAware, string_value
+from cuda2rocm.frontends.python_guards import HIP, VendorGuard
+from cuda2rocm.model import Severity
+
+CAPABILITY = {"torch.cuda.get_device_capability"}
+PROPERTIES = {"torch.cuda.get_device_properties"}
+ARCH_LIST = {"torch.cuda.get_arch_list"}
+VENDOR_TESTS = (HIP, "torch.version.cuda", "torch.utils.cpp_extension.IS_HIP_EXTENSION")
+ORDER = (cst.GreaterThan, cst.GreaterThanEqual, cst.LessThan, cst.LessThanEqual)
+BF16 = re.compile(r"bf16|bfloat16", re.IGNORECASE)
+
+CAP, PROPS, PART = "capability", "properties", "number"
+
+
+class Rule(NameAware):
+    def __init__(self, *args) -> None:
+        super().__init__(*args)
+        self._guard = VendorGuard(
+            self, VENDOR_TESTS, attributes=("gcnArchName",), follow_names=True, early_exit=True
+        )
+        self._kinds: dict[int, str | None] = {}
+
+    # -- what is a capability value --------------------------------------------------------
+    def kind(self, node: cst.CSTNode) -> str | None:
+        key = id(node)
+        if key not in self._kinds:
+            self._kinds[key] = None  # cycles (x = x + 1) end here
+            self._kinds[key] = self._kind(node)
+        return self._kinds[key]
+
+    def _kind(self, node: cst.CSTNode) -> str | None:
+        if isinstance(node, cst.Call):
+            names = self.qualified_names(node.func)
+            if names & CAPABILITY:
+                return CAP
+            if names & PROPERTIES:
+                return PROPS
+            return None
+        if isinstance(node, cst.Attribute):
+            if node.attr.value in ("major", "minor") and self.kind(node.value) == PROPS:
+                return PART
+            return None
+        if isinstance(node, cst.Subscript):
+            return PART if self.kind(node.value) == CAP else None
+        if isinstance(node, cst.BinaryOperation):
+            sides = (self.kind(node.left), self.kind(node.right))
+            return PART if PART in sides or CAP in sides else None
+        if isinstance(node, cst.Tuple):
+            kinds = [self.kind(e.value) for e in node.elements]
+            return CAP if kinds and all(k == PART for k in kinds) else None
+        if isinstance(node, cst.Name):
+            return self._name_kind(node)
+        return None
+
+    def _name_kind(self, name: cst.Name) -> str | None:
+        """The kind of the value a name was bound to, when it was bound exactly once."""
+        scope = self.get_metadata(ScopeProvider, name, None)
+        if scope is None:
+            return None
+        accesses = [a for a in scope.accesses[name.value] if a.node is name]
+        if len(accesses) != 1:
+            return None
+        referents = list(accesses[0].referents)
+        if len(referents) != 1:
+            return None
+        target = getattr(referents[0], "node", None)
+        if not isinstance(target, cst.Name):
+            return None
+        # `x = value` or `a, b = value` (one level of unpacking).
+        parent = self.parent(target)
+        index = None
+        if isinstance(parent, cst.Element):
+            sequence = self.parent(parent)
+            if not isinstance(sequence, (cst.Tuple, cst.List)):
+                return None
+            index = [e for e in sequence.elements].index(parent)
+            parent = self.parent(sequence)
+        if not isinstance(parent, cst.AssignTarget):
+            return None
+        assign = self.parent(parent)
+        if not isinstance(assign, cst.Assign) or len(assign.targets) != 1:
+            return None
+        value_kind = self.kind(assign.value)
+        if index is None:
+            return value_kind
+        return PART if value_kind == CAP and index < 2 else None
+
+    # -- gates -----------------------------------------------------------------------------
+    def visit_Comparison(self, node: cst.Comparison) -> None:
+        left = node.left
+        for target in node.comparisons:
+            right = target.comparator
+            if isinstance(target.operator, (cst.In, cst.NotIn)):
+                if self._arch_list_test(left, right):
+                    if not self._guard.rocm_aware(node):
+                        self.report(node, _ARCH_LIST)
+                    return
+                # `cap in ((8, 0), (9, 0))`
+                if self.kind(left) in (CAP, PART) and _collection_of_numbers(right):
+                    if not self._guard.rocm_aware(node):
+                        self._gate(node, target, True, right)
+                    return
+            if isinstance(target.operator, (*ORDER, cst.Equal, cst.NotEqual)):
+                for value, literal in ((left, right), (right, left)):
+                    if self.kind(value) in (CAP, PART) and _number_or_tuple(literal):
+                        if not self._guard.rocm_aware(node):
+                            self._gate(node, target, value is left, literal)
+                        return
+            left = right
+
+    def _arch_list_test(self, needle: cst.CSTNode, haystack: cst.CSTNode) -> bool:
+        value = string_value(needle)
+        return (
+            value is not None
+            and value.startswith(("sm_", "compute_"))
+            and isinstance(haystack, cst.Call)
+            and bool(self.qualified_names(haystack.func) & ARCH_LIST)
+        )
+
+    def _gate(
+        self, node: cst.Comparison, target: cst.ComparisonTarget, left: bool, literal
+    ) -> None:
+        if self._generic_bf16_gate(node, target, left, literal):
+            self.report(
+                node,
+                "this compute-capability gate is also True on every GPU current ROCm supports "
+                "(get_device_capability() returns the GFX IP version there, 9.x and later), "
+                "where bfloat16 is supported too, so it works; torch.cuda.is_bf16_supported() "
+                "states the intent on both platforms",
+                severity=Severity.INFO,
+            )
+            return
+        self.report(
+            node,
+            "compute-capability gate: on ROCm get_device_capability() and "
+            "get_device_properties().major/.minor return the GFX IP version (MI210/MI250 "
+            "-> (9, 0), MI300 -> (9, 4)), not a CUDA compute capability, so this test picks "
+            "the wrong path on AMD GPUs; use a feature query (torch.cuda.is_bf16_supported(), "
+            "torch.cuda.is_tf32_supported()) or branch on torch.version.hip and "
+            "get_device_properties().gcnArchName",
+        )
+
+    def _generic_bf16_gate(self, node, target, left: bool, literal) -> bool:
+        """`>= (8, 0)` / `>= 8` / `> 7` (Ampere or newer) deciding something about bfloat16."""
+        first = _first_number(literal)
+        op = target.operator
+        if not left:  # `(8, 0) <= cap` reads as `cap >= (8, 0)`
+            op = {
+                cst.LessThanEqual: cst.GreaterThanEqual(),
+                cst.LessThan: cst.GreaterThan(),
+            }.get(type(op), op)
+        ampere = (isinstance(op, cst.GreaterThanEqual) and first == 8 and _rest_zero(literal)) or (
+            isinstance(op, cst.GreaterThan) and first == 7 and not isinstance(literal, cst.Tuple)
+        )
+        return ampere and bool(BF16.search(self._context_text(node)))
+
+    def _context_text(self, node: cst.CSTNode) -> str:
+        """The code the gate decides: the branch it opens, the value it picks, the name it sets,
+        and the name of the function it sits in."""
+        parts = []
+        for ancestor in self.ancestors(node):
+            if isinstance(ancestor, cst.If):
+                parts.append(self.text(ancestor.body))
+                break
+            if isinstance(ancestor, cst.IfExp):
+                parts.append(self.text(ancestor.body))
+                break
+            if isinstance(ancestor, cst.SimpleStatementLine):
+                parts.append(self.text(ancestor))
+                break
+        for ancestor in self.ancestors(node):
+            if isinstance(ancestor, cst.FunctionDef):
+                parts.append(ancestor.name.value)
+                break
+        return "\n".join(parts)
+
+
+def _number_or_tuple(node: cst.CSTNode) -> bool:
+    if isinstance(node, (cst.Integer, cst.Float)):
+        return True
+    if isinstance(node, cst.Tuple):
+        return bool(node.elements) and all(
+            isinstance(e.value, (cst.Integer, cst.Float)) for e in node.elements
+        )
+    return False
+
+
+def _collection_of_numbers(node: cst.CSTNode) -> bool:
+    if not isinstance(node, (cst.List, cst.Tuple, cst.Set)) or not node.elements:
+        return False
+    return all(_number_or_tuple(e.value) for e in node.elements)
+
+
+def _first_number(node: cst.CSTNode) -> float | None:
+    if isinstance(node, cst.Tuple):
+        node = node.elements[0].value
+    if isinstance(node, (cst.Integer, cst.Float)):
+        return float(node.evaluated_value)
+    return None
+
+
+def _rest_zero(node: cst.CSTNode) -> bool:
+    if not isinstance(node, cst.Tuple):
+        return True
+    return all(float(e.value.evaluated_value) == 0 for e in node.elements[1:])
+
+
+_ARCH_LIST = (
+    "torch.cuda.get_arch_list() lists gfx targets (e.g. 'gfx90a', 'gfx942') on ROCm, never "
+    "sm_XX, so this test is always False on AMD GPUs; branch on torch.version.hip"
+)

@@ -1,0 +1,51 @@
+"""fp8-dtype: OCP float8 dtypes, which MI300 (gfx942) does not have.
+
+MI300 supports the FNUZ variants only; OCP float8 arrives with gfx950 and gfx12. A use inside
+a branch that already tells the platforms (or the GPU architecture) apart is not reported.
+No automatic fix: the FNUZ formats have a different exponent bias and range, so scales change.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from cuda2rocm.frontends.python import NameAware
+from cuda2rocm.frontends.python_guards import HIP, VendorGuard
+
+OCP = {"torch.float8_e4m3fn": "torch.float8_e4m3fnuz", "torch.float8_e5m2": "torch.float8_e5m2fnuz"}
+
+
+class Rule(NameAware):
+    def __init__(self, *args) -> None:
+        super().__init__(*args)
+        self._guard = VendorGuard(
+            self,
+            (HIP, "torch.version.cuda"),
+            attributes=("gcnArchName",),
+            follow_names=True,
+            early_exit=True,
+        )
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if node.attr.value in ("float8_e4m3fn", "float8_e5m2"):
+            self._check(node)
+
+    def visit_Name(self, node: cst.Name) -> None:
+        # `from torch import float8_e4m3fn`; the import itself is not a use.
+        if node.value in ("float8_e4m3fn", "float8_e5m2") and not isinstance(
+            self.parent(node), (cst.Attribute, cst.ImportAlias)
+        ):
+            self._check(node)
+
+    def _check(self, node: cst.CSTNode) -> None:
+        names = self.qualified_names(node) & set(OCP)
+        if not names or self._guard.rocm_aware(node):
+            return
+        ocp = sorted(names)[0]
+        self.report(
+            node,
+            f"{ocp} is the OCP float8 format, which MI300 (gfx942) does not support: it has "
+            f"only the FNUZ formats ({OCP[ocp]}), OCP float8 arrives with gfx950/gfx12; choose "
+            "the dtype by get_device_properties().gcnArchName on ROCm (exponent bias and range "
+            "differ, so scales need review)",
+        )

@@ -1,0 +1,87 @@
+"""hip-include: CUDA headers, mapped to their HIP counterparts, or errors when there is none.
+
+In sources torch's cpp_extension builds, torch's hipify rewrites mapped includes itself, so they
+are informational. Elsewhere the `portable` fix replaces CUDA runtime headers by the
+compatibility header (which includes the right headers for each compiler) and the `hip` fix
+rewrites the include to the HIP header from the name table. Headers with no HIP counterpart
+(WMMA's mma.h, libcu++ `cuda/...`, CUTLASS/CuTe, cuda_pipeline.h) are errors with no fix.
+"""
+
+from __future__ import annotations
+
+from cuda2rocm import names
+from cuda2rocm.frontends.cpp import CppRule, hip_excluded
+from cuda2rocm.model import Edit, Severity
+
+#: Not in the name table: headers of CUDA-only APIs (HIP kernel language docs; HIPIFY has no
+#: mapping for them).
+UNPORTABLE_PREFIXES = ("cuda/", "cutlass/", "cute/")
+UNPORTABLE = frozenset({"mma.h", "cuda_pipeline.h", "cuda_pipeline_primitives.h"})
+#: Libraries whose headers other rules (or no rule) speak for.
+SKIP_LIBRARIES = frozenset(
+    {"dnn", "caffe2", "gloo", "nvtx", "nvml", "nccl", "other", "cub", "thrust"}
+)
+
+
+class Rule(CppRule):
+    def check(self) -> None:
+        view = self.view
+        for inc in view.includes:
+            if inc.name == self.ctx.compat_header or hip_excluded(view, inc.node):
+                continue
+            row = names.header(inc.name)
+            if row is None:
+                if inc.name in UNPORTABLE or inc.name.startswith(UNPORTABLE_PREFIXES):
+                    self._missing(inc, "")
+                continue
+            if row.library in SKIP_LIBRARIES:
+                continue
+            if not row.supported:
+                self._missing(inc, row.hip)
+            elif view.torch_built:
+                self.report(
+                    (inc.start, inc.end),
+                    f"torch's ROCm build hipifies <{inc.name}> to <{row.hip}>; leave it as it is",
+                    severity=Severity.INFO,
+                    data={"cuda_name": inc.name},
+                )
+            else:
+                self._port(inc, row)
+
+    def _missing(self, inc, hip: str) -> None:
+        note = f" (HIPIFY's <{hip}> is not in the HIP headers)" if hip else ""
+        self.report(
+            (inc.start, inc.end),
+            f"<{inc.name}> has no HIP counterpart{note}; this code needs a ROCm path "
+            "(rocWMMA, composable_kernel, hipBLASLt, or a plain fallback under "
+            "__HIP_PLATFORM_AMD__)",
+            severity=Severity.ERROR,
+            data={"cuda_name": inc.name},
+        )
+
+    def _port(self, inc, row) -> None:
+        fix = None
+        if self.ctx.target == "hip":
+            path = inc.node.child_by_field_name("path")
+            spelled = f"<{row.hip}>" if inc.system else f'"{row.hip}"'
+            fix = self.fix(self.replace(path, spelled), description=f"include <{row.hip}>")
+        elif names.compat_covers(inc.name):
+            compat = self.view.compat_include_edit(self.ctx)
+            edits = [compat]
+            if compat is None or compat.start != inc.start:
+                edits.append(Edit(inc.start, inc.line_end, ""))
+            fix = self.fix(*edits, description=f"include {self.ctx.compat_header} instead")
+        how = (
+            f"the compatibility header {self.ctx.compat_header} includes it for nvcc and "
+            f"<{row.hip}> for hipcc"
+            if names.compat_covers(inc.name)
+            else f"the HIP counterpart is <{row.hip}>; this build needs a ROCm branch"
+        )
+        self.report(
+            (inc.start, inc.end),
+            f"<{inc.name}> does not exist on ROCm and this file is not built by torch's "
+            f"cpp_extension (which would hipify it): {how}",
+            fix,
+            severity=Severity.WARNING,
+            data={"cuda_name": inc.name},
+        )

@@ -1,0 +1,76 @@
+"""hip-stream: CUDA runtime and driver API names (streams, events, memory, errors, ...).
+
+The name table (HIPIFY + torch's hipify, checked against the HIP headers) says whether HIP has
+each name. Names with no HIP counterpart are errors everywhere. Supported names are reported
+once per file: as information in sources torch's cpp_extension hipifies (renaming by hand would
+break the CUDA build), as a port to do elsewhere. The `portable` fix includes the
+compatibility header, which maps the name under hipcc; the `hip` fix renames every use.
+"""
+
+from __future__ import annotations
+
+from cuda2rocm import names
+from cuda2rocm.frontends.cpp import CppRule, hip_excluded
+from cuda2rocm.model import Edit, Safety, Severity
+
+
+class Rule(CppRule):
+    def check(self) -> None:
+        view = self.view
+        uses: dict[str, list[tuple[int, int]]] = {}
+        for node in view.identifiers:
+            if node.type == "field_identifier":
+                continue
+            name = view.text(node)
+            if names.api_name(name) is None or hip_excluded(view, node):
+                continue
+            uses.setdefault(name, []).append(view.span(node))
+        for token in view.macro_tokens:
+            if names.api_name(token.name) is not None:
+                uses.setdefault(token.name, []).append((token.start, token.end))
+        has_compat = view.includes_header(self.ctx.compat_header)
+        for name, spans in uses.items():
+            spans.sort()
+            row = names.api_name(name)
+            times = f" ({len(spans)} uses)" if len(spans) > 1 else ""
+            data = {"cuda_name": name}
+            if not row.supported:
+                why = (
+                    f"HIPIFY's {row.hip} is not in the HIP headers"
+                    if row.hip
+                    else "HIPIFY knows no HIP equivalent"
+                )
+                self.report(
+                    spans[0],
+                    f"`{name}` has no HIP counterpart ({why}){times}; this code needs a ROCm path",
+                    severity=Severity.ERROR,
+                    data=data,
+                )
+            elif view.torch_built:
+                self.report(
+                    spans[0],
+                    f"torch's ROCm build hipifies `{name}` to `{row.hip}`{times}; do not rename "
+                    "it by hand (that would break the CUDA build)",
+                    severity=Severity.INFO,
+                    data=data,
+                )
+            elif self.ctx.target == "hip":
+                edits = [Edit(s, e, row.hip) for s, e in spans]
+                safety = Safety.UNSAFE if row.status == "deprecated" else Safety.SAFE
+                fix = self.fix(*edits, description=f"rename to {row.hip}", safety=safety)
+                self._port(spans[0], name, row, times, fix, data)
+            elif not has_compat:
+                compat = self.view.compat_include_edit(self.ctx)
+                fix = self.fix(compat, description=f"include {self.ctx.compat_header}")
+                self._port(spans[0], name, row, times, fix, data)
+
+    def _port(self, span, name, row, times, fix, data) -> None:
+        deprecated = " (deprecated)" if row.status == "deprecated" else ""
+        self.report(
+            span,
+            f"`{name}` is `{row.hip}`{deprecated} in HIP{times}, and this file is not built by "
+            "torch's cpp_extension (which would hipify it): map it for hipcc",
+            fix,
+            severity=Severity.WARNING,
+            data=data,
+        )

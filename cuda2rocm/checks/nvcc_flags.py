@@ -1,0 +1,165 @@
+"""nvcc-flags: nvcc-only flags in extension builds, which hipcc receives unchanged on ROCm.
+
+Looks at the value of a `"nvcc"` key (`extra_compile_args={"cxx": [...], "nvcc": [...]}`) and
+of `extra_cuda_cflags=` (`torch.utils.cpp_extension.load`/`load_inline`). The flag list is
+followed through literals, `+` concatenations, `*unpacking` and names bound once to such an
+expression and never mutated. The flag table (with hipcc equivalents) is the rule's data.
+
+The fix selects the list on IS_HIP_EXTENSION: `[hipcc flags] if IS_HIP_EXTENSION else <the
+original expression, byte for byte>`, importing IS_HIP_EXTENSION if needed. It is offered only
+when every element of the list is known.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+from libcst.metadata import ScopeProvider
+
+from cuda2rocm.frontends.python import NameAware, string_value
+from cuda2rocm.frontends.python_build import import_edit, under_vendor_test
+
+_KEYWORDS = {"extra_cuda_cflags"}
+
+
+@dataclass
+class Element:
+    node: cst.BaseExpression
+    #: The string value; None when it is not a plain literal.
+    value: str | None
+
+
+class Rule(NameAware):
+    def __init__(self, *args) -> None:
+        super().__init__(*args)
+        self.flags: dict[str, dict] = self.spec.tables["flags"]
+        self._module: cst.Module | None = None
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self._module = node
+
+    def visit_DictElement(self, node: cst.DictElement) -> None:
+        if string_value(node.key) == "nvcc":
+            self._check(node.value)
+
+    def visit_Arg(self, node: cst.Arg) -> None:
+        if node.keyword is not None and node.keyword.value in _KEYWORDS:
+            self._check(node.value)
+
+    # -- resolving the list ----------------------------------------------------------------------
+    def _resolve(self, expr: cst.BaseExpression, depth: int = 0) -> list[Element] | None:
+        if depth > 8:
+            return None
+        if isinstance(expr, (cst.List, cst.Tuple)):
+            out: list[Element] = []
+            for el in expr.elements:
+                if isinstance(el, cst.StarredElement):
+                    inner = self._resolve(el.value, depth + 1)
+                    if inner is None:
+                        out.append(Element(el.value, None))
+                    else:
+                        out += inner
+                else:
+                    out.append(Element(el.value, string_value(el.value)))
+            return out
+        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
+            left = self._resolve(expr.left, depth + 1)
+            right = self._resolve(expr.right, depth + 1)
+            return None if left is None or right is None else left + right
+        if isinstance(expr, cst.Name):
+            value = self._binding(expr)
+            return None if value is None else self._resolve(value, depth + 1)
+        return None
+
+    def _binding(self, name: cst.Name) -> cst.BaseExpression | None:
+        """The value of a name assigned once (`flags = [...]`) and not mutated afterwards."""
+        scope = self.get_metadata(ScopeProvider, name, None)
+        if scope is None:
+            return None
+        assignments = list(scope.assignments[name.value])
+        if len(assignments) != 1:
+            return None
+        assignment = assignments[0]
+        node = getattr(assignment, "node", None)
+        target = self.parent(node) if node is not None else None
+        statement = self.parent(target) if isinstance(target, cst.AssignTarget) else None
+        if not (isinstance(statement, cst.Assign) and len(statement.targets) == 1):
+            return None
+        for ref in assignment.references:
+            if isinstance(self.parent(ref.node), (cst.Attribute, cst.Subscript)):
+                return None  # flags.append(...), flags[0] = ...: not a constant list
+        return statement.value
+
+    # -- classification ------------------------------------------------------------------------
+    def _match(self, value: str) -> tuple[str, dict, bool] | None:
+        """(flag, table entry, value joined with '=') for an nvcc-only flag."""
+        if value in self.flags:
+            return value, self.flags[value], False
+        name, eq, _ = value.partition("=")
+        if eq and name in self.flags and self.flags[name].get("value"):
+            return name, self.flags[name], True
+        return None
+
+    def _hip_list(self, elements: list[Element]) -> tuple[list[str], list[str]] | None:
+        """(hipcc elements as source text, the nvcc-only flags found); None if unknown parts."""
+        quote = next((e.node.quote for e in elements if isinstance(e.node, cst.SimpleString)), '"')
+        hip: list[str] = []
+        found: list[str] = []
+        i = 0
+        while i < len(elements):
+            el = elements[i]
+            if el.value is None:
+                return None
+            hit = self._match(el.value)
+            if hit is None:
+                hip.append(self.text(el.node))
+                i += 1
+                continue
+            _, entry, joined = hit
+            found.append(el.value)
+            arg = None
+            if entry.get("value"):
+                if joined:
+                    arg = el.value.partition("=")[2]
+                elif i + 1 < len(elements) and elements[i + 1].value is not None:
+                    arg = elements[i + 1].value
+                    found[-1] += f" {arg}"
+                    i += 1
+                elif i + 1 < len(elements):
+                    return None
+            if entry.get("unwrap") and arg:
+                hip += [f"{quote}{a}{quote}" for a in arg.split(",") if a]
+            hip += [f"{quote}{h}{quote}" for h in entry.get("hip", [])]
+            i += 1
+        return hip, found
+
+    def _check(self, value: cst.BaseExpression) -> None:
+        if under_vendor_test(self, value):
+            return
+        elements = self._resolve(value)
+        if not elements:
+            return
+        known = [e for e in elements if e.value is not None and self._match(e.value)]
+        if not known:
+            return
+        shown = ", ".join(dict.fromkeys(e.value for e in known if e.value))
+        message = (
+            f"nvcc-only flags ({shown}) reach hipcc unchanged on ROCm, where torch passes this "
+            "list to hipcc and only renames CUDA macros; select the list on IS_HIP_EXTENSION"
+        )
+        result = self._hip_list(elements)
+        if result is None or self._module is None:
+            self.report(value, message + " (some elements are not literals: no automatic fix)")
+            return
+        hip, _ = result
+        spelled, edit = import_edit(self, self._module, "IS_HIP_EXTENSION")
+        replacement = f"[{', '.join(hip)}] if {spelled} else {self.text(value)}"
+        edits = [self.replace(value, replacement)]
+        if edit is not None:
+            edits.append(edit)
+        self.report(
+            value,
+            message,
+            self.fix(*edits, description="use hipcc flags when IS_HIP_EXTENSION"),
+        )

@@ -1,0 +1,110 @@
+"""nvml-smi: GPU monitoring through NVML or nvidia-smi, neither of which exists on AMD hosts.
+
+Reports imports of NVML wrappers, `nvmlInit()` calls, and `nvidia-smi` run as a subprocess.
+An import inside `try: ... except ImportError` is optional and not reported; neither is anything
+inside a branch that tells ROCm from CUDA. No automatic fix: the replacement (torch.cuda
+helpers or amd-smi) returns different data shapes.
+"""
+
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from cuda2rocm.frontends.python import NameAware, dotted
+from cuda2rocm.frontends.python_guards import HIP, VendorGuard
+
+RUNNERS = {
+    f"subprocess.{n}"
+    for n in ("run", "call", "check_call", "check_output", "Popen", "getoutput", "getstatusoutput")
+} | {"os.system", "os.popen"}
+SMI = re.compile(r"(?:^|[\s/;&|(])nvidia-smi(?:\s|$|[;&|)])")
+HELPERS = (
+    "torch.cuda.memory_usage/utilization/temperature/power_draw/clock_rate/device_memory_used, "
+    "which use pynvml on CUDA and amdsmi on ROCm"
+)
+
+
+class Rule(NameAware):
+    def __init__(self, *args) -> None:
+        super().__init__(*args)
+        self.modules = frozenset(self.spec.tables.get("modules", []))
+        self._guard = VendorGuard(
+            self, (HIP, "torch.version.cuda"), follow_names=True, early_exit=True
+        )
+
+    # -- imports ---------------------------------------------------------------------------
+    def visit_Import(self, node: cst.Import) -> None:
+        for alias in node.names:
+            self._import(node, dotted(alias.name))
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        if not node.relative and node.module is not None:
+            self._import(node, dotted(node.module))
+
+    def _import(self, node: cst.CSTNode, module: str | None) -> None:
+        if not module or module.split(".")[0] not in self.modules:
+            return
+        if self._optional(node) or self._guard.rocm_aware(node):
+            return
+        self.report(
+            node,
+            f"{module} talks to NVIDIA's NVML (or runs nvidia-smi), which does not exist on AMD "
+            f"hosts; use {HELPERS}, or amdsmi / amd-smi on ROCm",
+        )
+
+    def _optional(self, node: cst.CSTNode) -> bool:
+        for ancestor in self.ancestors(node):
+            if isinstance(ancestor, cst.Try):
+                for handler in ancestor.handlers:
+                    if handler.type is None or any(
+                        e in self.text(handler.type) for e in ("ImportError", "ModuleNotFound")
+                    ):
+                        return True
+        return False
+
+    # -- calls -----------------------------------------------------------------------------
+    def visit_Call(self, node: cst.Call) -> None:
+        names = self.qualified_names(node.func)
+        if any(
+            n.endswith(".nvmlInit") and n.split(".")[0] in self.modules for n in names
+        ) and not self._guard.rocm_aware(node):
+            self.report(
+                node,
+                "nvmlInit() fails on AMD hosts (there is no NVML library); use " + HELPERS,
+            )
+            return
+        if names & RUNNERS and node.args and node.args[0].keyword is None:
+            command = _command_head(node.args[0].value)
+            if command is not None and not self._guard.rocm_aware(node):
+                self.report(
+                    command,
+                    "nvidia-smi does not exist on AMD hosts; query the GPU with "
+                    + HELPERS
+                    + ", or run amd-smi on ROCm",
+                )
+
+
+def _command_head(node: cst.CSTNode) -> cst.CSTNode | None:
+    """The literal naming nvidia-smi: the first element of an argv list, or a shell string."""
+    if isinstance(node, (cst.List, cst.Tuple)) and node.elements:
+        first = node.elements[0].value
+        value = _text(first)
+        if value is not None and (value == "nvidia-smi" or value.endswith("/nvidia-smi")):
+            return first
+        return None
+    value = _text(node)
+    if value is not None and SMI.search(value):
+        return node
+    return None
+
+
+def _text(node: cst.CSTNode) -> str | None:
+    if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
+        try:
+            value = node.evaluated_value
+        except Exception:
+            return None
+        return value if isinstance(value, str) else None
+    return None

@@ -1,0 +1,141 @@
+"""warp-mask-32bit: lane masks held in 32 bits, and the CUDA `*_sync` warp builtins.
+
+On AMD GPUs every lane mask is 64-bit: `__ballot` returns `unsigned long long`, and HIP's
+`*_sync` builtins (ROCm 6.2+, opt-in via HIP_ENABLE_WARP_SYNC_BUILTINS) static_assert a 64-bit
+mask; older HIP (checked: 5.2) has no `*_sync` builtins at all. The fix is spelled through the
+compatibility header: `cuda2rocm_shfl_down_sync` & co. call the CUDA builtin under nvcc and the
+HIP one under hipcc, `cuda2rocm_lane_mask_t` is `unsigned` for CUDA and 64-bit for HIP, and
+`CUDA2ROCM_FULL_MASK` is every lane of either. On CUDA nothing changes, so the fix is safe.
+"""
+
+from __future__ import annotations
+
+import re
+
+from cuda2rocm.frontends.cpp import CppRule
+
+SYNC = {
+    "__shfl_sync": "cuda2rocm_shfl_sync",
+    "__shfl_up_sync": "cuda2rocm_shfl_up_sync",
+    "__shfl_down_sync": "cuda2rocm_shfl_down_sync",
+    "__shfl_xor_sync": "cuda2rocm_shfl_xor_sync",
+    "__ballot_sync": "cuda2rocm_ballot_sync",
+    "__any_sync": "cuda2rocm_any_sync",
+    "__all_sync": "cuda2rocm_all_sync",
+    "__activemask": "cuda2rocm_activemask",
+}
+#: Bit counts of a mask: 32-bit on CUDA, must be the 64-bit variant on HIP.
+BITS = {"__popc": "cuda2rocm_popc_mask", "__ffs": "cuda2rocm_ffs_mask"}
+MASK_SOURCES = frozenset(
+    {"__ballot_sync", "__activemask", "cuda2rocm_ballot_sync", "cuda2rocm_activemask"}
+)
+FULL = "CUDA2ROCM_FULL_MASK"
+MASK_TYPE = "cuda2rocm_lane_mask_t"
+_FULL_LITERAL = re.compile(r"^(0xffffffff[ul]*|~0[ul]*|-1)$", re.I)
+_THIRTY_TWO_BIT = re.compile(r"^(unsigned( int)?|uint32_t|int|int32_t|unsigned long)$")
+_MASK_NAME = re.compile(r"mask", re.I)
+
+
+def _callee(view, call) -> str:
+    func = call.child_by_field_name("function")
+    return view.text(func) if func is not None else ""
+
+
+def _args(call) -> list:
+    args = call.child_by_field_name("arguments")
+    return [a for a in args.named_children if a.type != "comment"] if args else []
+
+
+def _is_full(view, node) -> bool:
+    return node is not None and _FULL_LITERAL.match(view.text(node).replace(" ", "")) is not None
+
+
+class Rule(CppRule):
+    def check(self) -> None:
+        view = self.view
+        self.masks: set[str] = set()
+        for node in view.declarations:
+            self._declaration(node)
+        for call in view.calls:
+            name = _callee(view, call)
+            if name in SYNC:
+                self._sync(call, name)
+            elif name in BITS:
+                self._bits(call, name)
+        for node in view.defines:
+            name, value = node.child_by_field_name("name"), node.child_by_field_name("value")
+            if node.type != "preproc_def" or name is None or value is None:
+                continue
+            if _MASK_NAME.search(view.text(name)) and _is_full(view, value):
+                self._report(
+                    value,
+                    f"`#define {view.text(name)} {view.text(value).strip()}` is a 32-lane mask; "
+                    f"a 64-lane wavefront needs 64 bits: use {FULL}",
+                    self.replace(value, FULL),
+                )
+
+    def _sync(self, call, name: str) -> None:
+        view = self.view
+        func = call.child_by_field_name("function")
+        edits = [self.replace(func, SYNC[name])]
+        args = _args(call)
+        if args and name != "__activemask" and _is_full(view, args[0]):
+            edits.append(self.replace(args[0], FULL))
+        self._report(
+            call,
+            f"`{name}` takes or returns a 32-bit lane mask; on AMD GPUs masks are 64-bit and HIP "
+            f"before ROCm 6.2 has no `*_sync` builtins: use `{SYNC[name]}` "
+            "(compatibility header)",
+            *edits,
+        )
+
+    def _bits(self, call, name: str) -> None:
+        view = self.view
+        args = _args(call)
+        if len(args) != 1:
+            return
+        arg = args[0]
+        is_mask = (arg.type == "identifier" and view.text(arg) in self.masks) or (
+            arg.type == "call_expression" and _callee(view, arg) in MASK_SOURCES
+        )
+        if not is_mask:
+            return
+        self._report(
+            call,
+            f"`{name}` of a lane mask counts only 32 lanes; a 64-lane mask needs the 64-bit "
+            f"variant: use `{BITS[name]}` (compatibility header)",
+            self.replace(call.child_by_field_name("function"), BITS[name]),
+        )
+
+    def _declaration(self, node) -> None:
+        view = self.view
+        decls = node.children_by_field_name("declarator")
+        type_node = node.child_by_field_name("type")
+        if len(decls) != 1 or decls[0].type != "init_declarator" or type_node is None:
+            return
+        target = decls[0].child_by_field_name("declarator")
+        value = decls[0].child_by_field_name("value")
+        if target is None or value is None or target.type != "identifier":
+            return
+        name = view.text(target)
+        from_ballot = value.type == "call_expression" and _callee(view, value) in MASK_SOURCES
+        full = _MASK_NAME.search(name) is not None and _is_full(view, value)
+        if not (from_ballot or full):
+            return
+        self.masks.add(name)
+        type_text = view.text(type_node)
+        if not _THIRTY_TWO_BIT.match(type_text):
+            return
+        edits = [self.replace(type_node, MASK_TYPE)]
+        if full:
+            edits.append(self.replace(value, FULL))
+        self._report(
+            type_node,
+            f"`{type_text} {name}` holds a lane mask in 32 bits; AMD wavefronts have 64 lanes: "
+            f"use `{MASK_TYPE}` (compatibility header)",
+            *edits,
+        )
+
+    def _report(self, node, message: str, *edits) -> None:
+        fix = self.fix(*edits, self.view.compat_include_edit(self.ctx), description=message)
+        self.report(node, message, fix)

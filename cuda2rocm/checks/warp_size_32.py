@@ -1,0 +1,199 @@
+"""warp-size-32: a warp of 32 lanes written into kernel code.
+
+AMD CDNA GPUs run 64-lane wavefronts, RDNA 32 (checked: hipcc defines `__AMDGCN_WAVEFRONT_SIZE`
+64 for gfx90a, 32 for gfx1030), and hipify does not touch these numbers. The rule looks for
+the idioms, not for every 32: a WARP_SIZE macro or constant of 32, lane/warp arithmetic on a
+thread index (`& 31`, `% 32`, `/ 32`, `>> 5`), shuffle loops starting at 16, shuffle widths of
+32, and one-dimensional `__shared__` per-warp arrays of 32. The fix spells the size
+`CUDA2ROCM_WARP_SIZE` from the compatibility header; it is unsafe because a 32 can be a tile
+size that merely equals the warp size.
+"""
+
+from __future__ import annotations
+
+import re
+
+from tree_sitter import Node
+
+from cuda2rocm.frontends.cpp import CppRule, CppView
+
+WARP = "CUDA2ROCM_WARP_SIZE"
+_WARP_NAME = re.compile(r"^(k_?)?warp_?size$|^warpsize$|^(k_?)?warp_?width$", re.I)
+_THREAD_NAMES = frozenset(
+    {"tid", "tidx", "lane", "laneid", "lane_id", "threadid", "thread_id", "ltid", "local_tid"}
+)
+_NUMBER = re.compile(r"^(0x[0-9a-f]+|[0-7]+|\d+)[ul]*$", re.I)
+_PRIMARY = frozenset(
+    {"identifier", "field_expression", "call_expression", "parenthesized_expression"}
+)
+SHUFFLES = frozenset(
+    {"__shfl", "__shfl_up", "__shfl_down", "__shfl_xor"}
+    | {"__shfl_sync", "__shfl_up_sync", "__shfl_down_sync", "__shfl_xor_sync"}
+    | {"cuda2rocm_shfl_sync", "cuda2rocm_shfl_up_sync", "cuda2rocm_shfl_down_sync"}
+    | {"cuda2rocm_shfl_xor_sync"}
+)
+
+
+def number(view: CppView, node: Node | None) -> int | None:
+    """The value of an integer literal node (`32`, `0x1f`, `32u`), else None."""
+    if node is None or node.type != "number_literal":
+        return None
+    m = _NUMBER.match(view.text(node).replace("'", ""))
+    if m is None:
+        return None
+    digits = m.group(1)
+    if digits[:2].lower() == "0x":
+        return int(digits, 16)
+    return int(digits, 8) if len(digits) > 1 and digits[0] == "0" else int(digits)
+
+
+def _mentions_thread(view, node) -> bool:
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n.type in ("identifier", "field_identifier"):
+            name = view.text(n)
+            if name in ("threadIdx", "blockDim") or name.lower() in _THREAD_NAMES:
+                return True
+        stack.extend(n.children)
+    return False
+
+
+def callee(view: CppView, call: Node) -> str:
+    """The called function as written (`__shfl_down_sync`, `cg::this_grid`)."""
+    func = call.child_by_field_name("function")
+    return view.text(func) if func is not None else ""
+
+
+class Rule(CppRule):
+    def check(self) -> None:
+        self.seen: set[int] = set()
+        view = self.view
+        for node in view.defines:
+            name = node.child_by_field_name("name")
+            value = node.child_by_field_name("value")
+            if (
+                name is not None
+                and value is not None
+                and _WARP_NAME.match(view.text(name))
+                and view.text(value).strip() == "32"
+            ):
+                self._flag(value, f"#define {view.text(name)} 32", WARP)
+        for node in view.declarations:
+            for decl in node.children_by_field_name("declarator"):
+                if decl.type != "init_declarator":
+                    continue
+                target, value = (
+                    decl.child_by_field_name("declarator"),
+                    decl.child_by_field_name("value"),
+                )
+                if target is None or not _WARP_NAME.match(view.text(target)):
+                    continue
+                if number(view, value) == 32:
+                    self._flag(value, f"{view.text(target)} = 32", WARP)
+            if any(
+                c.type == "type_qualifier" and view.text(c) == "__shared__" for c in node.children
+            ):
+                self._shared_array(node)
+        for node in view.numbers:
+            parent = node.parent
+            if parent is not None and parent.type == "binary_expression":
+                self._arithmetic(parent, node)
+        for call in view.calls:
+            if callee(view, call) in SHUFFLES:
+                self._width(call)
+        for loop in view.loops:
+            self._loop(loop)
+
+    # -- detections ----------------------------------------------------------------------------
+    def _arithmetic(self, expr, literal) -> None:
+        view = self.view
+        if expr.child_by_field_name("right") != literal or not view.in_device_code(expr):
+            return
+        op = view.text(expr.child_by_field_name("operator"))
+        value = number(view, literal)
+        left = expr.child_by_field_name("left")
+        if not _mentions_thread(view, left):
+            return
+        if op == "&" and value == 31:
+            self._flag(literal, "lane index `& 31`", f"({WARP} - 1)")
+        elif op in ("%", "/") and value == 32:
+            what = "lane index `% 32`" if op == "%" else "warp index `/ 32`"
+            self._flag(literal, what, WARP)
+        elif op == ">>" and value == 5:
+            lhs = view.text(left) if left.type in _PRIMARY else f"({view.text(left)})"
+            self._flag(expr, "warp index `>> 5`", f"{lhs} / {WARP}")
+
+    def _shared_array(self, decl) -> None:
+        for child in decl.children_by_field_name("declarator"):
+            if child.type != "array_declarator" or child.child_by_field_name("declarator") is None:
+                continue
+            if child.child_by_field_name("declarator").type != "identifier":
+                continue  # only one-dimensional arrays: [32][33] is a tile, not a warp
+            size = child.child_by_field_name("size")
+            if number(self.view, size) == 32:
+                self._flag(size, "per-warp `__shared__` array of 32", WARP)
+
+    def _width(self, call) -> None:
+        args = call.child_by_field_name("arguments")
+        named = [a for a in args.named_children if a.type != "comment"] if args else []
+        width_at = 3 if callee(self.view, call).endswith("_sync") else 2
+        if len(named) > width_at and number(self.view, named[width_at]) == 32:
+            self._flag(named[width_at], "shuffle width 32", WARP)
+
+    def _loop(self, loop) -> None:
+        view = self.view
+        body = loop.child_by_field_name("body")
+        if body is None or not view.in_device_code(loop):
+            return
+        if not any(loop.start_byte <= c.start_byte < loop.end_byte for c in self._shuffles()):
+            return
+        init = loop.child_by_field_name("initializer")
+        if init is not None:
+            for n in _descendants(init):
+                if number(view, n) == 16 and n.parent.type in (
+                    "init_declarator",
+                    "assignment_expression",
+                ):
+                    self._flag(n, "shuffle loop starting at offset 16", f"{WARP} / 2")
+        cond = loop.child_by_field_name("condition")
+        if cond is not None and cond.type == "binary_expression":
+            right = cond.child_by_field_name("right")
+            op = view.text(cond.child_by_field_name("operator"))
+            if op in ("<", "!=") and number(view, right) == 32:
+                self._flag(right, "shuffle loop bounded by 32", WARP)
+
+    def _shuffles(self):
+        if not hasattr(self, "_shuffle_calls"):
+            self._shuffle_calls = [c for c in self.view.calls if callee(self.view, c) in SHUFFLES]
+        return self._shuffle_calls
+
+    # -- reporting -----------------------------------------------------------------------------
+    def _flag(self, node, what: str, replacement: str) -> None:
+        if node.start_byte in self.seen:
+            return
+        self.seen.add(node.start_byte)
+        hint = (
+            "C10_WARP_SIZE (device) / at::cuda::warp_size() (host), or "
+            if self.view.torch_built
+            else ""
+        )
+        fix = self.fix(
+            self.replace(node, replacement),
+            self.view.compat_include_edit(self.ctx),
+            description=f"use {WARP} from the compatibility header",
+        )
+        self.report(
+            node,
+            f"{what} assumes a 32-lane warp; AMD CDNA GPUs (MI100-MI300) run 64-lane wavefronts; "
+            f"use {hint}{WARP}",
+            fix,
+        )
+
+
+def _descendants(node):
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(n.children)

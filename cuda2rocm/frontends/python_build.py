@@ -1,0 +1,85 @@
+"""setup.py and build-script helpers shared by the extension-build rules (never executed).
+
+- `import_edit`: make a name of `torch.utils.cpp_extension` (IS_HIP_EXTENSION, ROCM_HOME)
+  available, by extending an existing `from torch.utils.cpp_extension import ...`, by using a
+  module alias (`cpp_extension.ROCM_HOME`), or by adding an import after the last top-level one.
+- `under_vendor_test`: a node inside a branch or conditional expression that already tests
+  IS_HIP_EXTENSION or torch.version.hip.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from cuda2rocm.frontends.python import ParentAware, dotted
+from cuda2rocm.model import Edit
+
+CPP_EXTENSION = "torch.utils.cpp_extension"
+#: Names whose presence in a test makes it tell ROCm from CUDA.
+VENDOR_TESTS = ("IS_HIP_EXTENSION", "torch.version.hip")
+
+
+def _module_name(node: cst.BaseExpression | None) -> str | None:
+    return dotted(node) if node is not None else None
+
+
+def import_edit(rule: ParentAware, module: cst.Module, name: str) -> tuple[str, Edit | None]:
+    """How to spell `name` of torch.utils.cpp_extension here, and the edit that imports it."""
+    last_import: cst.SimpleStatementLine | None = None
+    from_import: cst.ImportFrom | None = None
+    module_alias: str | None = None
+    for statement in module.body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if isinstance(small, cst.ImportFrom):
+                last_import = statement
+                source = _module_name(small.module)
+                if small.relative or isinstance(small.names, cst.ImportStar):
+                    continue
+                if source == CPP_EXTENSION:
+                    for alias in small.names:
+                        if alias.evaluated_name == name:
+                            return alias.evaluated_alias or name, None
+                    from_import = from_import or small
+                elif source == "torch.utils":
+                    for alias in small.names:
+                        if alias.evaluated_name == "cpp_extension":
+                            module_alias = alias.evaluated_alias or "cpp_extension"
+            elif isinstance(small, cst.Import):
+                last_import = statement
+                for alias in small.names:
+                    if alias.evaluated_name == CPP_EXTENSION:
+                        module_alias = alias.evaluated_alias or CPP_EXTENSION
+    if from_import is not None and not isinstance(from_import.names, cst.ImportStar):
+        last = from_import.names[-1]
+        anchor = last.asname.name if last.asname is not None else last.name
+        _, end = rule.span(anchor)
+        return name, Edit(end, end, f", {name}")
+    if module_alias is not None:
+        return f"{module_alias}.{name}", None
+    text = rule.source.text
+    newline = "\r\n" if "\r\n" in text else "\n"
+    line = f"from {CPP_EXTENSION} import {name}{newline}"
+    if last_import is None:
+        return name, Edit(0, 0, line)
+    _, end = rule.span(last_import)
+    at = text.find("\n", max(end - 1, 0))
+    at = len(text) if at < 0 else at + 1
+    if at == len(text) and not text.endswith("\n"):
+        return name, Edit(at, at, newline + line.rstrip("\r\n"))
+    return name, Edit(at, at, line)
+
+
+def under_vendor_test(
+    rule: ParentAware, node: cst.CSTNode, names: tuple[str, ...] = VENDOR_TESTS
+) -> bool:
+    for ancestor in rule.ancestors(node):
+        test = None
+        if isinstance(ancestor, (cst.If, cst.IfExp, cst.While)):
+            test = ancestor.test
+        elif isinstance(ancestor, cst.BooleanOperation):
+            test = ancestor
+        if test is not None and any(v in rule.text(test) for v in names):
+            return True
+    return False

@@ -1,0 +1,115 @@
+"""Running a lint over a tree: read and prefilter in one pass, consult the cache, parse in parallel.
+
+The main process discovers, reads, hashes and prefilters every file (cheap, I/O bound); only the
+files that need parsing go to a process pool, in chunks. Results are sorted, so a parallel run
+prints exactly what a serial one does.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections.abc import Callable, Iterable
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+from cuda2rocm.cache import Cache, content_hash
+from cuda2rocm.discover import Found, Problem, discover
+from cuda2rocm.engine import Linter, LintResult, _general
+
+#: Below this many files to parse, a pool costs more than it saves.
+MIN_PARALLEL = 24
+CHUNK = 16
+
+_worker_linter: Linter | None = None
+
+
+def _init_worker(linter: Linter) -> None:
+    global _worker_linter
+    _worker_linter = linter
+
+
+def _lint_chunk(chunk: list[tuple[int, Found, bytes]]) -> list[tuple[int, list]]:
+    assert _worker_linter is not None
+    return [(index, _worker_linter.lint_data(item, data)) for index, item, data in chunk]
+
+
+def default_jobs() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def _pool(linter: Linter, jobs: int) -> ProcessPoolExecutor:
+    # fork shares the already imported front-ends; spawn elsewhere.
+    methods = multiprocessing.get_all_start_methods()
+    context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+    return ProcessPoolExecutor(
+        jobs, mp_context=context, initializer=_init_worker, initargs=(linter,)
+    )
+
+
+def run(
+    linter: Linter,
+    paths: Iterable[str | Path],
+    exclude: Iterable[str] = (),
+    jobs: int = 1,
+    cache: Cache | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    **discovery,
+) -> LintResult:
+    result = LintResult()
+    problems: list[Problem] = []
+    items = list(discover(paths, exclude=exclude, problems=problems, **discovery))
+    result.files = len(items)
+    pending: list[tuple[int, Found, bytes, str | None]] = []
+    per_file: list[list] = [[] for _ in items]
+    for index, item in enumerate(items):
+        data, (early, notice) = linter.read(item)
+        if data is None:
+            per_file[index] = early
+            if notice:
+                result.notices.append(notice)
+            continue
+        if not linter.applicable(item.language, data):
+            continue
+        digest = content_hash(data) if cache is not None else None
+        cached = cache.get(item.display, digest) if cache is not None else None
+        if cached is not None:
+            per_file[index] = cached
+        else:
+            pending.append((index, item, data, digest))
+    done = len(items) - len(pending)
+    if progress:
+        progress(done, len(items))
+
+    def record(index: int, diagnostics: list) -> None:
+        nonlocal done
+        per_file[index] = diagnostics
+        done += 1
+        if progress:
+            progress(done, len(items))
+
+    if jobs > 1 and len(pending) >= MIN_PARALLEL:
+        chunks = [
+            [(i, item, data) for i, item, data, _ in pending[k : k + CHUNK]]
+            for k in range(0, len(pending), CHUNK)
+        ]
+        with _pool(linter, min(jobs, len(chunks))) as pool:
+            for chunk_result in pool.map(_lint_chunk, chunks):
+                for index, diagnostics in chunk_result:
+                    record(index, diagnostics)
+    else:
+        for index, item, data, _ in pending:
+            record(index, linter.lint_data(item, data))
+    if cache is not None:
+        for index, item, _, digest in pending:
+            cache.put(item.display, digest, per_file[index])
+        cache.save()
+    for diagnostics in per_file:
+        result.diagnostics.extend(diagnostics)
+    for problem in problems:
+        result.diagnostics.append(_general("read-error", problem.display, problem.message))
+    result.diagnostics.sort(key=lambda d: d.sort_key)
+    return result
