@@ -53,6 +53,20 @@ def _general(rule_id: str, path: str, message: str, line: int = 1, column: int =
     )
 
 
+class _Checks(dict):
+    """rule id -> its implementation class, imported on first use (a warm, cached run or a
+    file with no candidates never imports a front-end)."""
+
+    def __init__(self, rules: dict[str, RuleSpec]) -> None:
+        super().__init__()
+        self.specs = rules
+
+    def __missing__(self, rule_id: str) -> type:
+        cls = importlib.import_module(self.specs[rule_id].check_module).Rule
+        self[rule_id] = cls
+        return cls
+
+
 class Linter:
     """Lints sources with a fixed set of rules; builds its prefilter once."""
 
@@ -74,9 +88,7 @@ class Linter:
         self.ignored_for = ignored_for
         #: rule id -> severity that replaces the catalogue's (config `severity`).
         self.severity = severity or {}
-        self._checks = {
-            r.id: importlib.import_module(r.check_module).Rule for r in self.rules if r.step != 0
-        }
+        self._checks = _Checks({r.id: r for r in self.rules if r.step != 0})
         self._prefilter: dict[str, tuple[re.Pattern[bytes] | None, list[RuleSpec]]] = {}
 
     # -- prefilter ---------------------------------------------------------------------------

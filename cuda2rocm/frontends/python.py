@@ -7,7 +7,9 @@ exact positions and text edits on the original source.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+import ast
+import re
+from collections.abc import Iterable, Iterator, Mapping
 from typing import ClassVar
 
 import libcst as cst
@@ -29,7 +31,34 @@ class PythonParseError(Exception):
         self.line, self.column = line, column
 
 
+#: CPython rejects more than 200 nested brackets; LibCST's native parser crashes the whole
+#: process (SIGSEGV) on a few thousand, so such files are checked by CPython's parser first.
+MAX_NESTING = 200
+_BRACKETS = re.compile(r"[()\[\]{}]")
+
+
+def _too_deep(text: str) -> bool:
+    depth = deepest = 0
+    for match in _BRACKETS.finditer(text):
+        depth += 1 if match.group() in "([{" else -1
+        deepest = max(deepest, depth)
+    return deepest > MAX_NESTING
+
+
+def _check_with_cpython(source: SourceFile) -> None:
+    try:
+        compile(source.text, source.path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    except SyntaxError as exc:
+        raise PythonParseError(
+            f"cannot parse Python: {exc.msg}", exc.lineno or 1, exc.offset or 1
+        ) from exc
+    except (RecursionError, MemoryError, ValueError) as exc:
+        raise PythonParseError("cannot parse Python: nesting too deep") from exc
+
+
 def parse(source: SourceFile) -> cst.MetadataWrapper:
+    if _too_deep(source.text):
+        _check_with_cpython(source)
     try:
         module = cst.parse_module(source.text)
     except cst.ParserSyntaxError as exc:
@@ -41,10 +70,68 @@ def parse(source: SourceFile) -> cst.MetadataWrapper:
     return cst.MetadataWrapper(module, unsafe_skip_copy=True)
 
 
-class PythonRule(cst.BatchableCSTVisitor):
-    """Base class of a Python rule: visit nodes, call `report`."""
+class FileContext:
+    """What every rule on one file shares: the metadata wrapper (metadata is computed on first
+    use, not up front: positions only for a file with findings, scopes only when a rule
+    follows a name) and the import aliases."""
 
-    METADATA_DEPENDENCIES: ClassVar[tuple] = (PositionProvider,)
+    def __init__(self, source: SourceFile, wrapper: cst.MetadataWrapper) -> None:
+        self.source = source
+        self.wrapper = wrapper
+        self._aliases: dict[str, set[str]] | None = None
+
+    def resolve(self, provider) -> Mapping:
+        return self.wrapper.resolve(provider)
+
+    @property
+    def aliases(self) -> dict[str, set[str]]:
+        """Local name -> the dotted names an import binds it to, from every import statement.
+
+        Read with the standard library's parser (C speed); LibCST's qualified-name and scope
+        analysis would cost several times the parse itself on every file. Relative imports are
+        project-local and left out.
+        """
+        if self._aliases is None:
+            self._aliases = _import_aliases(self.source.text)
+            if self._aliases is None:  # stdlib parser disagrees: fall back to LibCST
+                self._aliases = {}
+                self.fallback = True
+        return self._aliases
+
+
+def _import_aliases(text: str) -> dict[str, set[str]] | None:
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    aliases: dict[str, set[str]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    aliases.setdefault(alias.asname, set()).add(alias.name)
+                else:
+                    root = alias.name.split(".", 1)[0]
+                    aliases.setdefault(root, set()).add(root)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            for alias in node.names:
+                if alias.name != "*":
+                    bound = alias.asname or alias.name
+                    aliases.setdefault(bound, set()).add(f"{node.module}.{alias.name}")
+    return aliases
+
+
+_MISSING = object()
+
+
+class PythonRule(cst.BatchableCSTVisitor):
+    """Base class of a Python rule: visit nodes, call `report`.
+
+    Rules declare no metadata up front; `get_metadata` resolves a provider for the whole file
+    the first time any rule asks for it, and every rule on the file shares the result.
+    """
+
+    METADATA_DEPENDENCIES: ClassVar[tuple] = ()
 
     def __init__(self, spec: RuleSpec, source: SourceFile, sink: list[Diagnostic]) -> None:
         super().__init__()
@@ -53,6 +140,13 @@ class PythonRule(cst.BatchableCSTVisitor):
         self._sink = sink
         #: The exception that stopped this rule on this file; the other rules go on.
         self.failure: BaseException | None = None
+        self.context: FileContext | None = None
+
+    def get_metadata(self, key, node, default=_MISSING):
+        table = self.context.resolve(key)
+        if default is _MISSING:
+            return table[node]
+        return table.get(node, default)
 
     def get_visitors(self):
         return {name: self._guarded(method) for name, method in super().get_visitors().items()}
@@ -101,7 +195,19 @@ class PythonRule(cst.BatchableCSTVisitor):
 
     # -- names -------------------------------------------------------------------------------
     def qualified_names(self, node: cst.CSTNode) -> set[str]:
-        return {q.name for q in self.get_metadata(QualifiedNameProvider, node, set())}
+        """`torch.cuda.amp.autocast` for `ac` after `from torch.cuda.amp import autocast as ac`."""
+        context = self.context
+        aliases = context.aliases
+        if getattr(context, "fallback", False):
+            return {q.name for q in self.get_metadata(QualifiedNameProvider, node, set())}
+        chain = dotted(node)
+        if chain is None:
+            return set()
+        root, _, rest = chain.partition(".")
+        targets = aliases.get(root)
+        if not targets:
+            return set()
+        return {f"{t}.{rest}" if rest else t for t in targets}
 
     # -- reporting ---------------------------------------------------------------------------
     def report(
@@ -129,8 +235,6 @@ class PythonRule(cst.BatchableCSTVisitor):
 class ParentAware(PythonRule):
     """A rule that looks at where a node stands (its parents)."""
 
-    METADATA_DEPENDENCIES: ClassVar[tuple] = (PositionProvider, ParentNodeProvider)
-
     def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
         return self.get_metadata(ParentNodeProvider, node, None)
 
@@ -143,13 +247,6 @@ class ParentAware(PythonRule):
 
 class NameAware(ParentAware):
     """A rule that resolves imports and aliases (`from torch.cuda.amp import autocast as ac`)."""
-
-    METADATA_DEPENDENCIES: ClassVar[tuple] = (
-        PositionProvider,
-        ParentNodeProvider,
-        QualifiedNameProvider,
-        ScopeProvider,
-    )
 
     def references(self, name_node: cst.Name) -> tuple[cst.CSTNode | None, list[cst.CSTNode]]:
         """The statement that binds `name_node`'s name, and every node that refers to it.
@@ -216,6 +313,9 @@ def run_rules(
     wrapper = parse(source)
     sink: list[Diagnostic] = []
     visitors = [cls(spec, source, sink) for spec, cls in rules]
+    context = FileContext(source, wrapper)
+    for visitor in visitors:
+        visitor.context = context
     if visitors:
         wrapper.visit_batched(visitors)
     failed = [(v.spec, v.failure) for v in visitors if v.failure is not None]

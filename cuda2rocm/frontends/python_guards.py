@@ -205,7 +205,8 @@ def _leaves(block: cst.BaseSuite) -> bool:
 
 
 def _has_scope(rule: ParentAware) -> bool:
-    return ScopeProvider in type(rule).METADATA_DEPENDENCIES
+    """Every rule can resolve scopes (on demand, see `PythonRule.get_metadata`)."""
+    return getattr(rule, "context", None) is not None
 
 
 class _NameCollector(cst.CSTVisitor):
