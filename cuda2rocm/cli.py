@@ -278,6 +278,12 @@ def fix(paths, **opts) -> None:
             click.echo(outcome.diff(), nl=False)
         if outcome.refused:
             click.echo(f"{outcome.path}: {outcome.refused}", err=True)
+    for header in report.headers:
+        if diff:
+            click.echo(header.diff(), nl=False)
+        else:
+            verb = "Wrote" if write else "Would write"
+            click.echo(f"{verb} compatibility header {header.path}", err=True)
     for path, message in report.errors:
         click.echo(f"{path}: {message}", err=True)
     changed = [o for o in report.outcomes if o.changed]

@@ -17,7 +17,7 @@ from pathlib import Path
 from cuda2rocm import sources
 from cuda2rocm.catalogue import RuleSpec, find_rule, load_catalogue, matches
 from cuda2rocm.discover import Found, Problem, discover
-from cuda2rocm.model import Diagnostic, Position, Severity
+from cuda2rocm.model import Diagnostic, Edit, Position, Severity
 from cuda2rocm.sources import SkipFile, SourceError, SourceFile
 
 #: Languages of the text front-end (frontends/text.py, imported only when such a file is linted).
@@ -103,6 +103,15 @@ class Linter:
             self._prefilter[language] = (pattern, rules)
         return self._prefilter[language]
 
+    def _may_embed(self, data: bytes) -> bool:
+        return any(t in data for t in _EMBED_TOKENS) and bool(self._rules_for("cuda")[1])
+
+    def wants(self, language: str, data: bytes) -> bool:
+        """Whether a file with these bytes needs linting at all (the prefilter's verdict)."""
+        if self.applicable(language, data):
+            return True
+        return language == "python" and self._may_embed(data)
+
     def applicable(self, language: str, data: bytes) -> list[RuleSpec]:
         """The rules worth running on `data`: those whose tokens occur in it."""
         pattern, rules = self._rules_for(language)
@@ -123,7 +132,7 @@ class Linter:
         if self.ignored_for is not None:
             off = self.ignored_for(source.path)
             rules = [r for r in rules if not any(matches(r, s) for s in off)]
-        checks = [r for r in rules if r.step != 0]
+        checks = [r for r in rules if r.step != 0 and source.language in r.languages]
         found: list[Diagnostic] = []
         if checks and source.language == "python":
             found = self._lint_python(source, checks)
@@ -131,6 +140,8 @@ class Linter:
             found = self._lint_cpp(source, checks)
         elif checks and source.language in TEXT_LANGUAGES:
             found = self._lint_text(source, checks)
+        if source.language == "python" and any(t.decode() in source.text for t in _EMBED_TOKENS):
+            found += self._lint_embedded(source)
         found = self._suppress(source, found)
         if self.severity:
             found = [
@@ -211,13 +222,18 @@ class Linter:
         found += [_internal(source.path, f"rule {spec.id}", exc) for spec, exc in failed]
         return found
 
-    def _lint_cpp(self, source: SourceFile, rules: list[RuleSpec]) -> list[Diagnostic]:
-        """tree-sitter recovers from syntax errors: report the first one and scan the rest."""
+    def _lint_cpp(
+        self, source: SourceFile, rules: list[RuleSpec], torch_built: bool | None = None
+    ) -> list[Diagnostic]:
+        """tree-sitter recovers from syntax errors: report the first one (a warning, since the
+        rest of the file is still scanned) and go on."""
         from cuda2rocm.frontends import cpp
 
         try:
             view, found, failed = cpp.run_rules(
-                source, [(r, self._checks[r.id]) for r in rules], cpp.CppContext(self.target)
+                source,
+                [(r, self._checks[r.id]) for r in rules],
+                cpp.CppContext(self.target, torch_built=torch_built),
             )
         except Exception as exc:  # parser or traversal failure: isolate it
             return [_internal(source.path, "the C++ front-end", exc)]
@@ -230,7 +246,27 @@ class Linter:
                 "macro used as syntax); the file was still scanned with error recovery, so "
                 "findings near this line may be incomplete"
             )
-            found.append(_general("parse-error", source.path, message, pos.line, pos.column))
+            error = _general("parse-error", source.path, message, pos.line, pos.column)
+            found.append(dataclasses.replace(error, severity=Severity.WARNING))
+        return found
+
+    def _lint_embedded(self, source: SourceFile) -> list[Diagnostic]:
+        """C++ held in the Python file's strings, positioned and fixed in the Python file."""
+        from cuda2rocm.frontends import embedded
+
+        off = self.ignored_for(source.path) if self.ignored_for is not None else []
+        cuda_rules = [r for r in self._rules_for("cuda")[1] if r.step != 0]
+        if not cuda_rules:
+            return []
+        found: list[Diagnostic] = []
+        for literal in embedded.find(source):
+            virtual = SourceFile(source.path, "cuda", literal.text)
+            rules = self.applicable("cuda", literal.text.encode("utf-8", "replace"))
+            rules = [r for r in rules if r.step != 0 and not any(matches(r, o) for o in off)]
+            if not rules:
+                continue
+            for d in self._lint_cpp(virtual, rules, torch_built=literal.torch_built):
+                found.append(_from_embedded(d, literal, virtual, source))
         return found
 
     def syntax_error(self, source: SourceFile) -> str | None:
@@ -274,9 +310,9 @@ class Linter:
         return data, ([], None)
 
     def lint_data(self, item: Found, data: bytes) -> list[Diagnostic]:
-        rules = self.applicable(item.language, data)
-        if not rules:
+        if not self.wants(item.language, data):
             return []
+        rules = self.applicable(item.language, data)
         try:
             text, encoding, bom = sources.decode(data, item.display, item.language)
         except SourceError as exc:
@@ -307,6 +343,33 @@ class Linter:
             result.diagnostics.append(_general("read-error", problem.display, problem.message))
         result.diagnostics.sort(key=lambda d: d.sort_key)
         return result
+
+
+_EMBED_TOKENS = (b"load_inline", b"__global__")
+
+
+def _from_embedded(d: Diagnostic, literal, virtual: SourceFile, source: SourceFile) -> Diagnostic:
+    """A diagnostic of C++ in a string, moved to its place in the Python file."""
+    p, lines = d.position, virtual.lines
+    start = literal.to_file(lines.offset(p.line, p.column - 1))
+    end = literal.to_file(lines.offset(p.end_line, p.end_column - 1))
+    fix = d.fix
+    if fix is not None:
+        edits = []
+        for e in fix.edits:
+            if not literal.can_edit(e.start, e.end, e.replacement) or "cuda2rocm_" in (
+                e.replacement.lower()
+            ):
+                edits = None  # not exact inside this literal, or needs our header: no fix
+                break
+            edits.append(Edit(literal.to_file(e.start), literal.to_file(e.end), e.replacement))
+        fix = dataclasses.replace(fix, edits=tuple(edits)) if edits else None
+    return dataclasses.replace(
+        d,
+        position=source.lines.position(start, end),
+        message=f"{d.message} (C++ in a Python string)",
+        fix=fix,
+    )
 
 
 def _internal(path: str, where: str, exc: BaseException) -> Diagnostic:

@@ -139,6 +139,8 @@ class FixReport:
     outcomes: list[FixOutcome] = field(default_factory=list)
     #: (path, message) for files that could not be read, decoded or written.
     errors: list[tuple[str, str]] = field(default_factory=list)
+    #: Compatibility headers written (or, without writing, that would be): path -> outcome.
+    headers: list[FixOutcome] = field(default_factory=list)
 
 
 def fix_paths(
@@ -161,7 +163,7 @@ def fix_paths(
             continue
         if len(data) > linter.max_bytes or sources.is_binary(data):
             continue
-        if not linter.applicable(item.language, data):
+        if not linter.wants(item.language, data):
             continue
         try:
             text, encoding, bom = sources.decode(data, item.display, item.language)
@@ -177,4 +179,40 @@ def fix_paths(
             except OSError as exc:
                 report.errors.append((item.display, f"cannot write: {exc.strerror}"))
     report.errors += [(p.display, p.message) for p in problems]
+    cpp_files = {
+        str(Path(o.path)): (o.original, o.fixed)
+        for o in report.outcomes
+        if o.changed and Path(o.path).suffix.lower() in _CPP_SUFFIXES
+    }
+    if cpp_files:
+        _compat_headers(cpp_files, report, write)
     return report
+
+
+_CPP_SUFFIXES = {".cu", ".cuh", ".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".hxx", ".inl"}
+
+
+def _compat_headers(files: dict[str, tuple[str, str]], report: FixReport, write: bool) -> None:
+    """Write the project-local compatibility header beside every fixed file that includes it."""
+    from cuda2rocm import compat_header
+    from cuda2rocm.frontends import cpp
+
+    existing = {}
+    for directory in {str(Path(p).parent) for p in files}:
+        header = Path(directory) / cpp.DEFAULT_COMPAT_HEADER
+        if header.is_file():
+            existing[str(header)] = header.read_text(encoding="utf-8", errors="replace")
+    for path, content in compat_header.plan(files, existing).items():
+        before = existing.get(path, "")
+        if before == content:
+            continue
+        report.headers.append(FixOutcome(path, before, content))
+        if not write:
+            continue
+        try:
+            if Path(path).exists():
+                write_atomic(Path(path), content.encode("utf-8"))
+            else:
+                Path(path).write_text(content, encoding="utf-8")
+        except OSError as exc:
+            report.errors.append((path, f"cannot write the compatibility header: {exc.strerror}"))

@@ -72,7 +72,7 @@ def run(
             if notice:
                 result.notices.append(notice)
             continue
-        if not linter.applicable(item.language, data):
+        if not linter.wants(item.language, data):
             continue
         digest = content_hash(data) if cache is not None else None
         cached = cache.get(item.display, digest) if cache is not None else None

@@ -27,8 +27,18 @@ SEEDS = [
     if language_of(Path(example.path)) is not None
 ]
 ALPHABET = st.sampled_from(
-    list("()[]{}:.,;=+-*/%<>!&|^~#'\"\\ \t\n\r_xyzAB019")
-    + ["torch", "cuda", "hip", "amp", "version", "\u00e9", "__global__", "#if", "asm("]
+    [
+        *list("()[]{}:.,;=+-*/%<>!&|^~#'\"\\ \t\n\r_xyzAB019"),
+        "torch",
+        "cuda",
+        "hip",
+        "amp",
+        "version",
+        "é",
+        "__global__",
+        "#if",
+        "asm(",
+    ]
 )
 
 

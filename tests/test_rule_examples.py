@@ -18,7 +18,7 @@ LINTABLE = [r for r in RULES if r.step != 0]
 
 def _linter(spec):
     # General rules (parse errors...) appear only while some real rule parses the file.
-    return Linter(LINTABLE + [spec] if spec.step == 0 else [spec])
+    return Linter([*LINTABLE, spec] if spec.step == 0 else [spec])
 
 
 def _cases(kind: str):
@@ -49,6 +49,7 @@ def test_invalid_example_fires_and_fixes_exactly(spec, example):
         p = d.position
         assert (p.line, p.column) <= (p.end_line, p.end_column)
         assert 1 <= p.line <= len(source.lines.starts)
+
     def lint(s):
         return _own(spec, linter.lint_source(s))
 

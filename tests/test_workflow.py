@@ -187,7 +187,7 @@ def test_github_annotations_escape_hostile_paths_and_messages(cli, write, tmp_pa
     line = lines[0]
     assert line.startswith("::error file=we%25ird%2Cna%3Ame%0Ax.py,line=2,col=")
     assert ",title=CR102 device-string-hip::" in line
-    head, message = line.split("::", 2)[1:]
+    _head, message = line.split("::", 2)[1:]
     assert "\n" not in message and "::" not in message
 
 

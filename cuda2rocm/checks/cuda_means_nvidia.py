@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from cuda2rocm.frontends.python import NameAware, dotted, string_value
-from cuda2rocm.frontends.python_guards import HIP, VendorGuard
+from cuda2rocm.frontends.python import NameAware, string_value
+from cuda2rocm.frontends.python_guards import HIP, NvidiaUse, VendorGuard
 
 IS_AVAILABLE = {"torch.cuda.is_available"}
 
@@ -35,7 +35,7 @@ class Rule(NameAware):
         test.visit(check)
         if check.found is None or self._guard.mentions(test) or self._guard.rocm_aware(node):
             return
-        used = _NvidiaUse(self, self.packages)
+        used = NvidiaUse(self, self.packages)
         body.visit(used)
         if used.found is None:
             return
@@ -78,37 +78,3 @@ class _CudaCheck(cst.CSTVisitor):
             ):
                 self.found = node
         return self.found is None
-
-
-class _NvidiaUse(cst.CSTVisitor):
-    """The first import or use of an NVIDIA-only package in a block."""
-
-    def __init__(self, rule: Rule, packages: frozenset[str]) -> None:
-        super().__init__()
-        self.rule, self.packages = rule, packages
-        self.found: str | None = None
-
-    def _hit(self, module: str | None) -> bool:
-        if module and self.found is None and module.split(".")[0] in self.packages:
-            self.found = module
-        return self.found is None
-
-    def visit_Import(self, node: cst.Import) -> bool:
-        for alias in node.names:
-            self._hit(dotted(alias.name))
-        return False
-
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
-        if not node.relative and node.module is not None:
-            self._hit(dotted(node.module))
-        return False
-
-    def visit_Attribute(self, node: cst.Attribute) -> bool:
-        for name in sorted(self.rule.qualified_names(node)):
-            if not self._hit(name):
-                return False
-        return self.found is None
-
-    def visit_Name(self, node: cst.Name) -> None:
-        for name in sorted(self.rule.qualified_names(node)):
-            self._hit(name)

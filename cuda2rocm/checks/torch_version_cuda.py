@@ -12,8 +12,10 @@ from __future__ import annotations
 import libcst as cst
 from libcst.metadata import ScopeProvider
 
+from cuda2rocm.catalogue import find_rule
 from cuda2rocm.frontends.python import NameAware, dotted
-from cuda2rocm.frontends.python_guards import HIP, TESTS, VendorGuard, count_qualified
+from cuda2rocm.frontends.python_guards import HIP, TESTS, NvidiaUse, VendorGuard, count_qualified
+from cuda2rocm.model import Fix, Safety
 
 CUDA = "torch.version.cuda"
 PARSERS = {
@@ -31,6 +33,7 @@ PARSERS = {
 class Rule(NameAware):
     def __init__(self, *args) -> None:
         super().__init__(*args)
+        self._nvidia_packages: frozenset[str] | None = None
         self._guard = VendorGuard(self, (HIP,))
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
@@ -105,10 +108,7 @@ class Rule(NameAware):
                 hip = self.text(use)[: -len("cuda")] + "hip"
                 op = self.text(comp)[len(self.text(use)) :].strip()
                 joined = " or " if positive else " and "
-                fix = self.fix(
-                    self.replace(comp, f"({self.text(comp)}{joined}{hip} {op})"),
-                    description="also accept a ROCm build",
-                )
+                fix = self._widen(comp, f"({self.text(comp)}{joined}{hip} {op})")
             kind = "misses ROCm GPU builds" if positive else "treats ROCm builds as CPU-only"
             self.report(
                 comp,
@@ -123,15 +123,42 @@ class Rule(NameAware):
         if self._sole_use(use) and isinstance(use, cst.Attribute):
             text = self.text(use)
             hip = text[: -len("cuda")] + "hip"
-            fix = self.fix(
-                self.replace(use, f"({text} or {hip})"), description="also accept a ROCm build"
-            )
+            fix = self._widen(use, f"({text} or {hip})")
         self.report(
             use,
             "torch.version.cuda is None on ROCm, so this test takes the non-GPU path there; "
             + _GPU_ADVICE,
             fix,
         )
+
+    def _widen(self, node: cst.CSTNode, replacement: str) -> Fix:
+        """Accept ROCm builds too: safe, unless a branch of this test runs NVIDIA-only code,
+        where `torch.version.cuda` meant "NVIDIA" and widening would send ROCm into it."""
+        nvidia = self._nvidia_branch(node)
+        if nvidia is None:
+            return self.fix(self.replace(node, replacement), description="also accept a ROCm build")
+        return self.fix(
+            self.replace(node, replacement),
+            description=f"also accept a ROCm build — review: the branch uses {nvidia}, "
+            "which is NVIDIA-only, so the test may mean 'NVIDIA' rather than 'GPU build'",
+            safety=Safety.UNSAFE,
+        )
+
+    def _nvidia_branch(self, node: cst.CSTNode) -> str | None:
+        owner = self.parent(self._condition_root(node))
+        if not isinstance(owner, (cst.If, cst.IfExp, cst.While)):
+            return None
+        if self._nvidia_packages is None:
+            self._nvidia_packages = frozenset(
+                find_rule("cuda-means-nvidia").tables.get("nvidia_only", [])
+            )
+        for block in (owner.body, owner.orelse):
+            if block is not None:
+                use = NvidiaUse(self, self._nvidia_packages)
+                block.visit(use)
+                if use.found:
+                    return use.found
+        return None
 
     # -- context -------------------------------------------------------------------------------
     def _is_test(self, use: cst.CSTNode, parent: cst.CSTNode | None) -> bool:

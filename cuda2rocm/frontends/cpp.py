@@ -64,6 +64,8 @@ class CppContext:
 
     target: str = "portable"
     compat_header: str = DEFAULT_COMPAT_HEADER
+    #: Overrides the include-based guess (C++ in a `load_inline` string is torch-built).
+    torch_built: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -412,6 +414,8 @@ def run_rules(
     and files torch's hipify wrote.
     """
     view = parse(source)
+    if ctx.torch_built is not None:
+        view.torch_built = ctx.torch_built
     if any(marker in source.text[:2000] for marker in GENERATED_MARKERS):
         return view, [], []
     found: list[Diagnostic] = []

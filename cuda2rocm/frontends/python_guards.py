@@ -20,7 +20,7 @@ from collections.abc import Iterable
 import libcst as cst
 from libcst.metadata import ScopeProvider
 
-from cuda2rocm.frontends.python import ParentAware
+from cuda2rocm.frontends.python import ParentAware, dotted
 
 HIP = "torch.version.hip"
 #: Tests that are true exactly on ROCm builds.
@@ -247,3 +247,37 @@ def torch_name(module: cst.Module) -> str | None:
                     if isinstance(alias.asname.name, cst.Name):
                         return alias.asname.name.value
     return None
+
+
+class NvidiaUse(cst.CSTVisitor):
+    """The first import or use of an NVIDIA-only package in a block."""
+
+    def __init__(self, rule: ParentAware, packages: frozenset[str]) -> None:
+        super().__init__()
+        self.rule, self.packages = rule, packages
+        self.found: str | None = None
+
+    def _hit(self, module: str | None) -> bool:
+        if module and self.found is None and module.split(".")[0] in self.packages:
+            self.found = module
+        return self.found is None
+
+    def visit_Import(self, node: cst.Import) -> bool:
+        for alias in node.names:
+            self._hit(dotted(alias.name))
+        return False
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        if not node.relative and node.module is not None:
+            self._hit(dotted(node.module))
+        return False
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        for name in sorted(self.rule.qualified_names(node)):
+            if not self._hit(name):
+                return False
+        return self.found is None
+
+    def visit_Name(self, node: cst.Name) -> None:
+        for name in sorted(self.rule.qualified_names(node)):
+            self._hit(name)
