@@ -53,6 +53,7 @@ class _Session:
             ignored_for=cfg.ignored_for if cfg.per_file_ignores else None,
             target=opts.get("target") or cfg.target,
             severity=self._severities(),
+            torch_built_paths=cfg.torch_built_for if cfg.torch_built else None,
         )
 
     def _severities(self) -> dict:
@@ -94,6 +95,7 @@ class _Session:
                 self.linter.target,
                 sorted((k, v.value) for k, v in self.linter.severity.items()),
                 sorted(cfg.per_file_ignores.items()),
+                cfg.torch_built,
                 str(cfg.root.resolve()),
                 cfg.max_file_size,
             ]

@@ -37,6 +37,7 @@ KEYS: dict[str, tuple[str, str]] = {
     "max-file-size": ("max_file_size", "a positive integer (bytes)"),
     "severity": ("severity", 'a table of rule = "error" | "warning" | "info"'),
     "baseline": ("baseline", "a path (string) to a baseline file"),
+    "torch-built": ("torch_built", _LIST),
 }
 SEVERITIES = ("error", "warning", "info")
 TARGETS = ("portable", "hip")
@@ -57,6 +58,12 @@ class Config:
     max_file_size: int = 2 * 1024 * 1024
     severity: dict[str, str] = field(default_factory=dict)
     baseline: str | None = None
+    #: Gitignore-style patterns of C++ sources that torch's cpp_extension builds (hipifies).
+    torch_built: list[str] = field(default_factory=list)
+
+    def torch_built_for(self, path: str) -> bool:
+        rel = _relative(path, self.root)
+        return pathspec.GitIgnoreSpec.from_lines(self.torch_built).match_file(rel)
 
     def baseline_path(self) -> Path | None:
         """The configured baseline, relative to the config file's directory."""

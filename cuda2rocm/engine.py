@@ -77,6 +77,7 @@ class Linter:
         ignored_for: Callable[[str], list[str]] | None = None,
         target: str = "portable",
         severity: dict[str, Severity] | None = None,
+        torch_built_paths: Callable[[str], bool] | None = None,
     ) -> None:
         #: Selected rules. Step-0 rules are the tool's own (parse errors, suppressions): those
         #: with tokens take part in the prefilter, the others are always on.
@@ -88,6 +89,10 @@ class Linter:
         self.ignored_for = ignored_for
         #: rule id -> severity that replaces the catalogue's (config `severity`).
         self.severity = severity or {}
+        #: Folders of sources that a scanned setup.py / load() hands to torch's extension build
+        #: (set by the runner from the Python files of the run), and config patterns for more.
+        self.torch_built_dirs: frozenset[Path] = frozenset()
+        self.torch_built_paths = torch_built_paths
         self._checks = _Checks({r.id: r for r in self.rules if r.step != 0})
         self._prefilter: dict[str, tuple[re.Pattern[bytes] | None, list[RuleSpec]]] = {}
 
@@ -102,6 +107,14 @@ class Linter:
                 pattern = re.compile(b"|".join(re.escape(t.encode()) for t in tokens))
             self._prefilter[language] = (pattern, rules)
         return self._prefilter[language]
+
+    def torch_built_for(self, path: str) -> bool:
+        """Known to be built by torch's cpp_extension from outside the file itself."""
+        from cuda2rocm.build_context import is_torch_built
+
+        if self.torch_built_paths is not None and self.torch_built_paths(path):
+            return True
+        return is_torch_built(path, self.torch_built_dirs)
 
     def _may_embed(self, data: bytes) -> bool:
         return any(t in data for t in _EMBED_TOKENS) and bool(self._rules_for("cuda")[1])
@@ -229,6 +242,8 @@ class Linter:
         rest of the file is still scanned) and go on."""
         from cuda2rocm.frontends import cpp
 
+        if torch_built is None and self.torch_built_for(source.path):
+            torch_built = True
         try:
             view, found, failed = cpp.run_rules(
                 source,

@@ -148,11 +148,23 @@ def fix_paths(
 ) -> FixReport:
     """Fix every file under `paths`; write only files that change (atomically)."""
     from cuda2rocm import sources
+    from cuda2rocm.build_context import TOKEN, torch_built_dirs
     from cuda2rocm.discover import Problem, discover
 
     report = FixReport()
     problems: list[Problem] = []
-    for item in discover(paths, exclude=exclude, problems=problems, **discovery):
+    items = list(discover(paths, exclude=exclude, problems=problems, **discovery))
+    builders = []
+    for item in items:
+        if item.language == "python":
+            try:
+                data = item.path.read_bytes()
+            except OSError:
+                continue
+            if TOKEN in data:
+                builders.append((item.path, data))
+    linter.torch_built_dirs = torch_built_dirs(builders)
+    for item in items:
         _, rules = linter._rules_for(item.language)
         if not rules:
             continue

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+from cuda2rocm.build_context import torch_built_dirs
 from cuda2rocm.cache import Cache, content_hash
 from cuda2rocm.discover import Found, Problem, discover
 from cuda2rocm.engine import Linter, LintResult, _general
@@ -32,6 +33,22 @@ def _init_worker(linter: Linter) -> None:
 def _lint_chunk(chunk: list[tuple[int, Found, bytes]]) -> list[tuple[int, list]]:
     assert _worker_linter is not None
     return [(index, _worker_linter.lint_data(item, data)) for index, item, data in chunk]
+
+
+def _python_files(items: list[Found], read: list[tuple[int, Found, bytes]]):
+    """(path, bytes) of every Python file of the run, for the build context; files no selected
+    rule reads were not read yet."""
+    have = {index: data for index, _, data in read}
+    for index, item in enumerate(items):
+        if item.language != "python":
+            continue
+        if index in have:
+            yield item.path, have[index]
+        else:
+            try:
+                yield item.path, item.path.read_bytes()
+            except OSError:
+                continue
 
 
 def default_jobs() -> int:
@@ -63,7 +80,7 @@ def run(
     problems: list[Problem] = []
     items = list(discover(paths, exclude=exclude, problems=problems, **discovery))
     result.files = len(items)
-    pending: list[tuple[int, Found, bytes, str | None]] = []
+    read: list[tuple[int, Found, bytes]] = []
     per_file: list[list] = [[] for _ in items]
     for index, item in enumerate(items):
         data, (early, notice) = linter.read(item)
@@ -71,10 +88,17 @@ def run(
             per_file[index] = early
             if notice:
                 result.notices.append(notice)
-            continue
+        else:
+            read.append((index, item, data))
+    linter.torch_built_dirs = torch_built_dirs(_python_files(items, read))
+    pending: list[tuple[int, Found, bytes, str | None]] = []
+    for index, item, data in read:
         if not linter.wants(item.language, data):
             continue
-        digest = content_hash(data) if cache is not None else None
+        digest = None
+        if cache is not None:
+            built = item.language == "cuda" and linter.torch_built_for(item.display)
+            digest = content_hash(data) + ("+torch" if built else "")
         cached = cache.get(item.display, digest) if cache is not None else None
         if cached is not None:
             per_file[index] = cached

@@ -13,6 +13,7 @@ import ast
 import re
 from dataclasses import dataclass
 
+from cuda2rocm.build_context import module_constants
 from cuda2rocm.sources import LineIndex, SourceFile
 
 TOKENS = (b"load_inline", b"__global__")
@@ -141,12 +142,7 @@ def find(source: SourceFile) -> list[Embedded]:
         tree = ast.parse(source.text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []
-    constants: dict[str, ast.AST] = {}
-    for stmt in tree.body:
-        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
-            target = stmt.targets[0]
-            if isinstance(target, ast.Name):
-                constants[target.id] = stmt.value
+    constants = module_constants(tree)
     chosen: dict[int, ast.Constant] = {}
     inline: set[int] = set()
     for node in ast.walk(tree):

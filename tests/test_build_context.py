@@ -1,0 +1,63 @@
+"""Build context: C++ built by torch's cpp_extension is hipified there and needs no renames."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from cuda2rocm.build_context import extension_sources
+
+HEADER = (
+    "#include <cuda_runtime.h>\ninline void sync(cudaStream_t s) { cudaStreamSynchronize(s); }\n"
+)
+SETUP = """from setuptools import setup
+from torch.utils.cpp_extension import BuildExtension, CUDAExtension
+
+SOURCES = ["csrc/ops.cpp", "csrc/kernel.cu"]
+setup(name="x", ext_modules=[CUDAExtension("x_ops", sources=SOURCES)],
+      cmdclass={"build_ext": BuildExtension})
+"""
+
+
+def _severities(cli, *paths, cwd=None):
+    out = cli(
+        "lint", "--no-cache", "--format", "json", "--select", "CR402", *map(str, paths), cwd=cwd
+    ).stdout
+    return sorted({d["severity"] for d in json.loads(out)["diagnostics"]})
+
+
+def test_extension_sources_are_read_without_running_anything():
+    text = (
+        "import os\nfrom torch.utils.cpp_extension import load, CUDAExtension\n"
+        'K = [os.path.join("src", "k.cu")]\n'
+        'load("m", sources=K + ["src/a.cpp"])\n'
+        'CUDAExtension("n", ["ext/b.cu"])\n'
+    )
+    assert sorted(extension_sources(text)) == ["ext/b.cu", "src/a.cpp", "src/k.cu"]
+
+
+def test_headers_beside_extension_sources_are_torch_built(cli, write, tmp_path):
+    write("setup.py", SETUP)
+    write("csrc/util.cuh", HEADER)
+    write("standalone/util.cuh", HEADER)
+    assert _severities(cli, tmp_path / "csrc") == ["warning"]  # setup.py not in this run
+    assert _severities(cli, tmp_path) == ["info", "warning"]
+    out = json.loads(
+        cli("lint", "--no-cache", "--format", "json", "--select", "CR402", str(tmp_path)).stdout
+    )
+    by_path = {Path(d["path"]).parent.name: d["severity"] for d in out["diagnostics"]}
+    assert by_path == {"csrc": "info", "standalone": "warning"}
+
+
+def test_config_marks_sources_torch_built(cli, write, tmp_path):
+    write("cuda2rocm.toml", 'torch-built = ["csrc/**"]\n')
+    write("csrc/util.cuh", HEADER)
+    assert _severities(cli, tmp_path / "csrc" / "util.cuh", cwd=tmp_path) == ["info"]
+
+
+def test_fix_leaves_torch_built_headers_alone(cli, write, tmp_path):
+    write("setup.py", SETUP)
+    header = write("csrc/util.cuh", HEADER)
+    assert cli("fix", "--unsafe", str(tmp_path)).returncode == 0
+    assert header.read_text() == HEADER
+    assert not (tmp_path / "csrc" / "cuda2rocm_compat.h").exists()
