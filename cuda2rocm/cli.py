@@ -180,14 +180,9 @@ def lint(paths, **opts) -> None:
         n = baselines.write(Path(opts["write_baseline"]), result.diagnostics)
         click.echo(f"Recorded {n} findings in {opts['write_baseline']}.", err=True)
         sys.exit(0)
-    accepted = Path(opts["baseline"]) if opts["baseline"] else session.config.baseline_path()
+    filtered, accepted = _apply_baseline(session, opts, result)
     footer = ""
-    if accepted is not None:
-        try:
-            filtered = baselines.apply(result.diagnostics, baselines.load(accepted))
-        except baselines.BaselineError as exc:
-            raise click.UsageError(str(exc)) from exc
-        result.diagnostics = filtered.new
+    if filtered is not None:
         footer = f"Baseline {accepted}: {filtered.hidden} findings hidden"
         if filtered.stale:
             footer += f", {filtered.stale} entries no longer match (fixed or changed code)"
@@ -196,6 +191,21 @@ def lint(paths, **opts) -> None:
     if footer:
         click.echo(footer, err=True)
     sys.exit(0 if opts["exit_zero"] or not result.diagnostics else 1)
+
+
+def _apply_baseline(session: _Session, opts: dict, result):
+    """Hide the findings a baseline (option or config) accepts; (filtered, path) or (None, None)."""
+    from cuda2rocm import baseline as baselines
+
+    accepted = Path(opts["baseline"]) if opts["baseline"] else session.config.baseline_path()
+    if accepted is None:
+        return None, None
+    try:
+        filtered = baselines.apply(result.diagnostics, baselines.load(accepted))
+    except baselines.BaselineError as exc:
+        raise click.UsageError(str(exc)) from exc
+    result.diagnostics = filtered.new
+    return filtered, accepted
 
 
 def _lint_with_progress(session: _Session):
@@ -336,19 +346,13 @@ def report(paths, **opts) -> None:
     """Write a self-contained HTML readiness report for PATHS: figures per checklist step and
     severity, what `fix` does automatically, and every finding with its code frame and
     explanation. The figures are those of `lint --format json` on the same paths."""
-    from cuda2rocm import baseline as baselines
     from cuda2rocm.report import html
 
     session = _Session(paths, opts)
     result = _lint_with_progress(session)
-    accepted = Path(opts["baseline"]) if opts["baseline"] else session.config.baseline_path()
+    filtered, accepted = _apply_baseline(session, opts, result)
     note = ""
-    if accepted is not None:
-        try:
-            filtered = baselines.apply(result.diagnostics, baselines.load(accepted))
-        except baselines.BaselineError as exc:
-            raise click.UsageError(str(exc)) from exc
-        result.diagnostics = filtered.new
+    if filtered is not None:
         note = f"Baseline {accepted}: {filtered.hidden} accepted findings are not counted here."
     names = ", ".join(Path(p).resolve().name or p for p in session.paths)
     title = opts["title"] or f"ROCm readiness report: {names}"

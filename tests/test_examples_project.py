@@ -64,8 +64,11 @@ def test_fix_examples_copy_rewrites_safely_and_is_idempotent(cli, tmp_path):
     first = cli("fix", str(copy))
     assert first.returncode == 0, first.stderr
     after = {p: p.read_bytes() for p in copy.rglob("*") if p.is_file()}
-    changed = {p.name for p in after if after[p] != before[p]}
+    changed = {p.name for p in after if after[p] != before.get(p)}
     assert {"train.py", "evaluate.py", "distributed.py", "ops.py"} <= changed
+    # The kernel's safe warp fixes use the compatibility header, written beside it.
+    assert set(after) - set(before) == {copy / "csrc" / "cuda2rocm_compat.h"}
+    assert '#include "cuda2rocm_compat.h"' in (copy / "csrc" / "fused_ops_kernel.cu").read_text()
     for path in copy.rglob("*.py"):
         py_compile.compile(str(path), doraise=True, cfile=str(tmp_path / "out.pyc"))
     train = (copy / "train.py").read_text()

@@ -23,13 +23,16 @@ PORTABLE = {
 }
 
 
+WATCHED = frozenset(ALLOC) | frozenset(PORTABLE)
+
+
 class Rule(NameAware):
     def __init__(self, *args) -> None:
         super().__init__(*args)
         self._writes: list[EnvWrite] = []
 
     def visit_SimpleString(self, node: cst.SimpleString) -> None:
-        write = env_write(self, node)
+        write = env_write(self, node, WATCHED)
         if write is not None and (write.name in ALLOC or write.name in PORTABLE):
             self._writes.append(write)
 

@@ -131,7 +131,7 @@ class Rule(NameAware):
             asm = call.args[0]
         if asm is None:
             return
-        text = _literal(asm.value)
+        text = string_value(asm.value)
         if text is None or not PTX.search(text) or self._guard.rocm_aware(call):
             return
         self.report(
@@ -144,13 +144,3 @@ class Rule(NameAware):
 
 def _keyword(call: cst.Call, name: str) -> cst.Arg | None:
     return next((a for a in call.args if a.keyword is not None and a.keyword.value == name), None)
-
-
-def _literal(node: cst.CSTNode) -> str | None:
-    if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
-        try:
-            value = node.evaluated_value
-        except Exception:
-            return None
-        return value if isinstance(value, str) else None
-    return None

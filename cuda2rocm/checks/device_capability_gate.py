@@ -11,6 +11,7 @@ query is a human decision.
 
 from __future__ import annotations
 
+import ast
 import re
 
 import libcst as cst
@@ -28,6 +29,8 @@ ORDER = (cst.GreaterThan, cst.GreaterThanEqual, cst.LessThan, cst.LessThanEqual)
 BF16 = re.compile(r"bf16|bfloat16", re.IGNORECASE)
 
 CAP, PROPS, PART = "capability", "properties", "number"
+#: Words whose presence in an assigned value can make the target a capability value.
+QUERY_WORDS = {"get_device_capability", "get_device_properties", "major", "minor"}
 
 
 class Rule(NameAware):
@@ -37,6 +40,7 @@ class Rule(NameAware):
             self, VENDOR_TESTS, attributes=("gcnArchName",), follow_names=True, early_exit=True
         )
         self._kinds: dict[int, str | None] = {}
+        self._candidates: frozenset[str] | None = None
 
     # -- what is a capability value --------------------------------------------------------
     def kind(self, node: cst.CSTNode) -> str | None:
@@ -72,6 +76,8 @@ class Rule(NameAware):
 
     def _name_kind(self, name: cst.Name) -> str | None:
         """The kind of the value a name was bound to, when it was bound exactly once."""
+        if name.value not in self._bound_to_device_queries():
+            return None  # cheap: most names compared with numbers are loop counters
         scope = self.get_metadata(ScopeProvider, name, None)
         if scope is None:
             return None
@@ -103,6 +109,32 @@ class Rule(NameAware):
             return value_kind
         return PART if value_kind == CAP and index < 2 else None
 
+    def _bound_to_device_queries(self) -> frozenset[str]:
+        """Names assigned anywhere from an expression that mentions a device query (read with
+        the standard library's parser; scope analysis then runs only for these)."""
+        if self._candidates is None:
+            try:
+                tree = ast.parse(self.source.text)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                tree = None
+            flows = []  # (words in the value, names assigned)
+            for node in ast.walk(tree) if tree is not None else ():
+                if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+                    words = {getattr(n, "attr", getattr(n, "id", "")) for n in ast.walk(node.value)}
+                    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                    bound = {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+                    flows.append((words, bound))
+            names: set[str] = set()
+            changed = True
+            while changed:  # follow `cap = query(); major = cap[0]` to a fixed point
+                changed = False
+                for words, bound in flows:
+                    if words & (QUERY_WORDS | names) and not bound <= names:
+                        names |= bound
+                        changed = True
+            self._candidates = frozenset(names)
+        return self._candidates
+
     # -- gates -----------------------------------------------------------------------------
     def visit_Comparison(self, node: cst.Comparison) -> None:
         left = node.left
@@ -114,13 +146,13 @@ class Rule(NameAware):
                         self.report(node, _ARCH_LIST)
                     return
                 # `cap in ((8, 0), (9, 0))`
-                if self.kind(left) in (CAP, PART) and _collection_of_numbers(right):
+                if _collection_of_numbers(right) and self.kind(left) in (CAP, PART):
                     if not self._guard.rocm_aware(node):
                         self._gate(node, target, True, right)
                     return
             if isinstance(target.operator, (*ORDER, cst.Equal, cst.NotEqual)):
                 for value, literal in ((left, right), (right, left)):
-                    if self.kind(value) in (CAP, PART) and _number_or_tuple(literal):
+                    if _number_or_tuple(literal) and self.kind(value) in (CAP, PART):
                         if not self._guard.rocm_aware(node):
                             self._gate(node, target, value is left, literal)
                         return

@@ -24,6 +24,11 @@ BACKEND_KEYWORD = BACKEND_FIRST | {
 }
 
 
+def _mentions(value: str, names: set[str]) -> bool:
+    """Cheap pre-check: does a backend string name one of `names`?"""
+    return any(part.rpartition(":")[2].strip().lower() in names for part in value.split(","))
+
+
 class Rule(NameAware):
     def __init__(self, *args) -> None:
         super().__init__(*args)
@@ -37,7 +42,7 @@ class Rule(NameAware):
         if value in self.env:
             self.report(node, f"{value}: {self.env[value]}", severity=Severity.WARNING)
             return
-        if self.invalid and self._is_backend(node):
+        if self.invalid and _mentions(value, self.invalid) and self._is_backend(node):
             self._backend(node, value)
 
     def _backend(self, node: cst.SimpleString, value: str) -> None:

@@ -12,7 +12,7 @@ import re
 
 import libcst as cst
 
-from cuda2rocm.frontends.python import NameAware, dotted
+from cuda2rocm.frontends.python import NameAware, dotted, string_value
 from cuda2rocm.frontends.python_guards import HIP, VendorGuard
 
 RUNNERS = {
@@ -90,21 +90,11 @@ def _command_head(node: cst.CSTNode) -> cst.CSTNode | None:
     """The literal naming nvidia-smi: the first element of an argv list, or a shell string."""
     if isinstance(node, (cst.List, cst.Tuple)) and node.elements:
         first = node.elements[0].value
-        value = _text(first)
+        value = string_value(first)
         if value is not None and (value == "nvidia-smi" or value.endswith("/nvidia-smi")):
             return first
         return None
-    value = _text(node)
+    value = string_value(node)
     if value is not None and SMI.search(value):
         return node
-    return None
-
-
-def _text(node: cst.CSTNode) -> str | None:
-    if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
-        try:
-            value = node.evaluated_value
-        except Exception:
-            return None
-        return value if isinstance(value, str) else None
     return None

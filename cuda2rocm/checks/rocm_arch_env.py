@@ -36,7 +36,7 @@ class Rule(NameAware):
     def visit_SimpleString(self, node: cst.SimpleString) -> None:
         if self._handled:
             return
-        write = env_write(self, node)
+        write = env_write(self, node, (CUDA_VAR,))
         if write is None or write.name != CUDA_VAR:
             return
         self.report(node, _message(self.spec), self._fix(node))

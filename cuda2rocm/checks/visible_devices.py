@@ -21,6 +21,9 @@ CUDA = "CUDA_VISIBLE_DEVICES"
 ROCM = {"HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES"}
 
 
+WATCHED = frozenset({CUDA, *ROCM})
+
+
 class Rule(NameAware):
     def __init__(self, *args) -> None:
         super().__init__(*args)
@@ -31,7 +34,7 @@ class Rule(NameAware):
         )
 
     def visit_SimpleString(self, node: cst.SimpleString) -> None:
-        write = env_write(self, node)
+        write = env_write(self, node, WATCHED)
         if write is None:
             return
         if write.name in ROCM:

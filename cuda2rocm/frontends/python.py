@@ -122,6 +122,7 @@ def _import_aliases(text: str) -> dict[str, set[str]] | None:
 
 
 _MISSING = object()
+_VISITOR_NAMES: dict[type, tuple[str, ...]] = {}
 
 
 class PythonRule(cst.BatchableCSTVisitor):
@@ -149,7 +150,13 @@ class PythonRule(cst.BatchableCSTVisitor):
         return table.get(node, default)
 
     def get_visitors(self):
-        return {name: self._guarded(method) for name, method in super().get_visitors().items()}
+        """LibCST's own version inspects every member of the class for every file; the names
+        of a class's visit/leave methods are looked up once per class instead."""
+        cls = type(self)
+        names = _VISITOR_NAMES.get(cls)
+        if names is None:
+            names = _VISITOR_NAMES[cls] = tuple(super().get_visitors())
+        return {name: self._guarded(getattr(self, name)) for name in names}
 
     def _guarded(self, method):
         def guarded(node):
@@ -286,8 +293,9 @@ def root_name(node: cst.CSTNode) -> cst.Name | None:
 
 
 def string_value(node: cst.CSTNode) -> str | None:
-    """The value of a plain (non-f, non-bytes) string literal."""
-    if isinstance(node, cst.SimpleString) and "b" not in node.prefix.lower():
+    """The value of a string literal (implicit concatenations too); None for f-strings, bytes
+    and anything else."""
+    if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
         try:
             value = node.evaluated_value
         except Exception:

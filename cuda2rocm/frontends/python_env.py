@@ -10,6 +10,7 @@ followed.
 
 from __future__ import annotations
 
+from collections.abc import Container
 from dataclasses import dataclass
 
 import libcst as cst
@@ -29,10 +30,16 @@ class EnvWrite:
     value: cst.BaseExpression | None
 
 
-def env_write(rule: NameAware, key: cst.SimpleString) -> EnvWrite | None:
-    """The write `key` (a string literal) names, if it is the name of a variable being set."""
+def env_write(
+    rule: NameAware, key: cst.SimpleString, names: Container[str] | None = None
+) -> EnvWrite | None:
+    """The write `key` (a string literal) names, if it is the name of a variable being set.
+
+    `names` limits the search to those variables: every other string is dismissed before any
+    look at its surroundings (parent and scope metadata cost more than the check itself).
+    """
     name = string_value(key)
-    if not name:
+    if not name or (names is not None and name not in names):
         return None
     parent = rule.parent(key)
     # os.environ["NAME"] = value
