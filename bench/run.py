@@ -181,19 +181,21 @@ def main() -> None:
         "--real", metavar="PACKAGE", help="also benchmark this sdist (e.g. diffusers)"
     )
     parser.add_argument("--json", type=Path, help="also write the results here")
+    parser.add_argument("--real-only", action="store_true", help="skip the synthetic tree")
     args = parser.parse_args()
     results = {}
     with tempfile.TemporaryDirectory(prefix="c2r-bench-") as tmp:
-        tree = Path(tmp) / "tree"
-        info = generate(tree, args.seed, args.python_files, args.cpp_files)
-        print(f"synthetic tree: {info}", file=sys.stderr)
-        rows = benchmark(tree, args.reps, args.jobs)
-        print_rows(
-            f"Synthetic tree ({info['python_files']} .py, {info['cpp_files']} C++, "
-            f"{info['lines']} lines, seed {args.seed}), {os.cpu_count()} cores",
-            rows,
-        )
-        results["synthetic"] = {"tree": info, "rows": rows}
+        if not args.real_only:
+            tree = Path(tmp) / "tree"
+            info = generate(tree, args.seed, args.python_files, args.cpp_files)
+            print(f"synthetic tree: {info}", file=sys.stderr)
+            rows = benchmark(tree, args.reps, args.jobs)
+            print_rows(
+                f"Synthetic tree ({info['python_files']} .py, {info['cpp_files']} C++, "
+                f"{info['lines']} lines, seed {args.seed}), {os.cpu_count()} cores",
+                rows,
+            )
+            results["synthetic"] = {"tree": info, "rows": rows}
         if args.real:
             source = fetch_sdist(args.real, Path(tmp) / "real")
             rows = benchmark(source, args.reps, args.jobs)

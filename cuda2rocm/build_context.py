@@ -9,7 +9,7 @@ whole extension tree. The Python files are parsed with the standard library, nev
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 BUILDERS = {"CUDAExtension", "CppExtension", "load", "SyclExtension"}
@@ -76,6 +76,22 @@ def torch_built_dirs(python_files: Iterable[tuple[Path, bytes]]) -> frozenset[Pa
         for source in extension_sources(text):
             dirs.add((base / source).resolve().parent)
     return frozenset(dirs)
+
+
+def python_sources(items, read) -> Iterator[tuple[Path, bytes]]:
+    """(path, bytes) of every Python file of a run: `read` holds (index, item, bytes) of the
+    files already read; the others (no selected rule reads them) are read here."""
+    have = {index: data for index, _, data in read}
+    for index, item in enumerate(items):
+        if item.language != "python":
+            continue
+        if index in have:
+            yield item.path, have[index]
+        else:
+            try:
+                yield item.path, item.path.read_bytes()
+            except OSError:
+                continue
 
 
 def is_torch_built(path: str, dirs: frozenset[Path]) -> bool:

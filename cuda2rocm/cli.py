@@ -254,6 +254,7 @@ def _write(text: str, sink) -> None:
 
 @main.command()
 @_shared
+@click.option("-j", "--jobs", type=click.IntRange(min=1), help="Processes (default: all cores).")
 @click.option("--rule", "rules", multiple=True, help="Apply only these rules' fixes (id or code).")
 @click.option("--unsafe", is_flag=True, default=None, help="Also apply unsafe fixes.")
 @click.option("--diff", is_flag=True, help="Print a unified diff; write nothing.")
@@ -282,8 +283,11 @@ def fix(paths, **opts) -> None:
     unsafe = session.config.unsafe_fixes if opts["unsafe"] is None else opts["unsafe"]
     diff, check = opts["diff"], opts["check"]
     write = not (diff or check)
+    from cuda2rocm.runner import default_jobs
+
+    jobs = opts.get("jobs") or default_jobs()
     report = fix_paths(
-        session.linter, session.paths, session.exclude, unsafe, write, **session.discovery
+        session.linter, session.paths, session.exclude, unsafe, write, jobs, **session.discovery
     )
     for outcome in report.outcomes:
         if diff and outcome.changed:

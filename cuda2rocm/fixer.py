@@ -65,6 +65,8 @@ class FixOutcome:
     remaining: list[Diagnostic] = field(default_factory=list)
     #: Set when the fixes were refused (the result did not re-parse); nothing is written.
     refused: str | None = None
+    #: The fixed text in the file's own encoding, BOM included (what `fix` writes).
+    encoded: bytes = b""
 
     @property
     def changed(self) -> bool:
@@ -144,50 +146,36 @@ class FixReport:
 
 
 def fix_paths(
-    linter, paths, exclude=(), unsafe: bool = False, write: bool = True, **discovery
+    linter, paths, exclude=(), unsafe: bool = False, write: bool = True, jobs: int = 1, **discovery
 ) -> FixReport:
-    """Fix every file under `paths`; write only files that change (atomically)."""
-    from cuda2rocm import sources
-    from cuda2rocm.build_context import TOKEN, torch_built_dirs
+    """Fix every file under `paths` (in parallel when there are many); write only files that
+    change, atomically, from this process."""
+    from cuda2rocm import runner
+    from cuda2rocm.build_context import python_sources, torch_built_dirs
     from cuda2rocm.discover import Problem, discover
 
     report = FixReport()
     problems: list[Problem] = []
     items = list(discover(paths, exclude=exclude, problems=problems, **discovery))
-    builders = []
-    for item in items:
-        if item.language == "python":
-            try:
-                data = item.path.read_bytes()
-            except OSError:
-                continue
-            if TOKEN in data:
-                builders.append((item.path, data))
-    linter.torch_built_dirs = torch_built_dirs(builders)
-    for item in items:
-        _, rules = linter._rules_for(item.language)
-        if not rules:
+    read = []
+    for index, item in enumerate(items):
+        data, (early, _) = linter.read(item)
+        if data is None:
+            report.errors += [(d.path, d.message) for d in early]
+        else:
+            read.append((index, item, data))
+    linter.torch_built_dirs = torch_built_dirs(python_sources(items, read))
+    work = [(item, data, unsafe) for _, item, data in read if linter.wants(item.language, data)]
+    for (item, _, _), (outcome, error) in zip(
+        work, runner.map_files(linter, _fix_one, work, jobs), strict=True
+    ):
+        if error:
+            report.errors.append((item.display, error))
             continue
-        try:
-            data = item.path.read_bytes()
-        except OSError as exc:
-            report.errors.append((item.display, f"cannot read: {exc.strerror}"))
-            continue
-        if len(data) > linter.max_bytes or sources.is_binary(data):
-            continue
-        if not linter.wants(item.language, data):
-            continue
-        try:
-            text, encoding, bom = sources.decode(data, item.display, item.language)
-        except sources.SourceError as exc:
-            report.errors.append((item.display, str(exc)))
-            continue
-        source = SourceFile(item.display, item.language, text, encoding, bom)
-        outcome = fix_source(source, linter.lint_source, unsafe, linter.syntax_error)
         report.outcomes.append(outcome)
         if write and outcome.changed:
             try:
-                write_atomic(item.path, source.encode(outcome.fixed))
+                write_atomic(item.path, outcome.encoded)
             except OSError as exc:
                 report.errors.append((item.display, f"cannot write: {exc.strerror}"))
     report.errors += [(p.display, p.message) for p in problems]
@@ -199,6 +187,21 @@ def fix_paths(
     if cpp_files:
         _compat_headers(cpp_files, report, write)
     return report
+
+
+def _fix_one(linter, work) -> tuple[FixOutcome | None, str | None]:
+    """Fix one file's bytes; runs in a worker process (module-level so it can be sent)."""
+    from cuda2rocm import sources
+
+    item, data, unsafe = work
+    try:
+        text, encoding, bom = sources.decode(data, item.display, item.language)
+    except sources.SourceError as exc:
+        return None, str(exc)
+    source = SourceFile(item.display, item.language, text, encoding, bom)
+    outcome = fix_source(source, linter.lint_source, unsafe, linter.syntax_error)
+    outcome.encoded = source.encode(outcome.fixed)
+    return outcome, None
 
 
 _CPP_SUFFIXES = {".cu", ".cuh", ".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".hxx", ".inl"}

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from cuda2rocm.build_context import torch_built_dirs
+from cuda2rocm.build_context import python_sources, torch_built_dirs
 from cuda2rocm.cache import Cache, content_hash
 from cuda2rocm.discover import Found, Problem, discover
 from cuda2rocm.engine import Linter, LintResult, _general
@@ -30,25 +30,38 @@ def _init_worker(linter: Linter) -> None:
     _worker_linter = linter
 
 
-def _lint_chunk(chunk: list[tuple[int, Found, bytes]]) -> list[tuple[int, list]]:
+def _run_chunk(task: tuple[Callable, list]) -> list:
+    function, chunk = task
     assert _worker_linter is not None
-    return [(index, _worker_linter.lint_data(item, data)) for index, item, data in chunk]
+    return [function(_worker_linter, item) for item in chunk]
 
 
-def _python_files(items: list[Found], read: list[tuple[int, Found, bytes]]):
-    """(path, bytes) of every Python file of the run, for the build context; files no selected
-    rule reads were not read yet."""
-    have = {index: data for index, _, data in read}
-    for index, item in enumerate(items):
-        if item.language != "python":
-            continue
-        if index in have:
-            yield item.path, have[index]
-        else:
-            try:
-                yield item.path, item.path.read_bytes()
-            except OSError:
-                continue
+def map_files(linter: Linter, function: Callable, work: list, jobs: int, done=None) -> list:
+    """`[function(linter, w) for w in work]`, in a process pool when the work is large enough.
+
+    `function` must be a module-level function (it is sent to the workers by name); results
+    come back in order. `done(n)` is called as results arrive.
+    """
+    if jobs <= 1 or len(work) < MIN_PARALLEL:
+        results = []
+        for w in work:
+            results.append(function(linter, w))
+            if done:
+                done(1)
+        return results
+    chunks = [work[k : k + CHUNK] for k in range(0, len(work), CHUNK)]
+    results = []
+    with _pool(linter, min(jobs, len(chunks))) as pool:
+        for chunk_results in pool.map(_run_chunk, [(function, c) for c in chunks]):
+            results += chunk_results
+            if done:
+                done(len(chunk_results))
+    return results
+
+
+def _lint_one(linter: Linter, work: tuple[int, Found, bytes, str | None]) -> list:
+    _, item, data, _ = work
+    return linter.lint_data(item, data)
 
 
 def default_jobs() -> int:
@@ -90,7 +103,7 @@ def run(
                 result.notices.append(notice)
         else:
             read.append((index, item, data))
-    linter.torch_built_dirs = torch_built_dirs(_python_files(items, read))
+    linter.torch_built_dirs = torch_built_dirs(python_sources(items, read))
     pending: list[tuple[int, Found, bytes, str | None]] = []
     for index, item, data in read:
         if not linter.wants(item.language, data):
@@ -108,25 +121,16 @@ def run(
     if progress:
         progress(done, len(items))
 
-    def record(index: int, diagnostics: list) -> None:
+    def advance(n: int) -> None:
         nonlocal done
-        per_file[index] = diagnostics
-        done += 1
+        done += n
         if progress:
             progress(done, len(items))
 
-    if jobs > 1 and len(pending) >= MIN_PARALLEL:
-        chunks = [
-            [(i, item, data) for i, item, data, _ in pending[k : k + CHUNK]]
-            for k in range(0, len(pending), CHUNK)
-        ]
-        with _pool(linter, min(jobs, len(chunks))) as pool:
-            for chunk_result in pool.map(_lint_chunk, chunks):
-                for index, diagnostics in chunk_result:
-                    record(index, diagnostics)
-    else:
-        for index, item, data, _ in pending:
-            record(index, linter.lint_data(item, data))
+    for work, diagnostics in zip(
+        pending, map_files(linter, _lint_one, pending, jobs, advance), strict=True
+    ):
+        per_file[work[0]] = diagnostics
     if cache is not None:
         for index, item, _, digest in pending:
             cache.put(item.display, digest, per_file[index])

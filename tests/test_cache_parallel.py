@@ -98,3 +98,21 @@ def test_cli_cache_config_change_and_clean(cli, write, tmp_path):
     assert len(list(cache_dir.glob("results-*.json"))) == 2
     result = cli("clean", "--cache-dir", str(cache_dir))
     assert result.returncode == 0 and not cache_dir.exists()
+
+
+def test_parallel_fix_writes_what_a_serial_fix_writes(write, tmp_path):
+    from cuda2rocm.fixer import fix_paths
+
+    for name in ("a", "b"):
+        for i in range(30):
+            write(
+                f"{name}/m{i}.py", BAD + f"with torch.cuda.amp.autocast({i % 2 == 0}):\n    pass\n"
+            )
+    serial = fix_paths(Linter(RULES), [tmp_path / "a"], jobs=1)
+    parallel = fix_paths(Linter(RULES), [tmp_path / "b"], jobs=2)
+    assert len(serial.outcomes) == len(parallel.outcomes) == 30
+    for i in range(30):
+        assert (tmp_path / "a" / f"m{i}.py").read_text() == (
+            tmp_path / "b" / f"m{i}.py"
+        ).read_text()
+    assert 'torch.amp.autocast("cuda", enabled=True)' in (tmp_path / "a" / "m0.py").read_text()
