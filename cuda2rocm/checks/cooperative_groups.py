@@ -1,23 +1,87 @@
-"""cooperative-groups: grid-wide groups and 32-thread tiles, which behave differently on ROCm.
+"""cooperative-groups: cooperative-groups APIs HIP 5.2 lacks, and tiles that differ on ROCm.
 
-Cooperative groups are supported by HIP (`hip/hip_cooperative_groups.h`), but a grid group's
-`sync()` needs a cooperative launch (`cudaLaunchCooperativeKernel` ->
-`hipLaunchCooperativeKernel`), and a tile of 32 threads is half a 64-lane wavefront on CDNA.
-Review only.
+Cooperative groups are supported by HIP (`hip/hip_cooperative_groups.h`), but:
+
+- HIP 5.2 lacks part of CUDA's API (each checked with hipcc for gfx90a: "no member named
+  'ballot' in 'cooperative_groups::thread_block_tile<32, ...>'", "no member named
+  'labeled_partition' in namespace 'cooperative_groups'"): the vote/match members of tiles
+  and coalesced groups, `num_threads`, `dim_threads`/`group_dim`, `meta_group_rank/size`, the
+  grid's block accessors, labeled/binary partitions, and the `cooperative_groups/*.h`
+  algorithm headers (reduce, scan, memcpy_async). Error, with the HIP alternative.
+- tiles larger than a wavefront do not compile: > 64 on every AMD GPU, 64 on wave32 (RDNA)
+  targets ("Tiled partition with size > wavefront size. Currently not supported"). Error /
+  warning.
+- a grid group's `sync()` needs a cooperative launch, and a 32-thread tile is half a 64-lane
+  wavefront on CDNA (info, review).
 """
 
 from __future__ import annotations
 
+import re
+
 from cuda2rocm.checks.warp_size_32 import number
 from cuda2rocm.frontends.cpp import CppRule, hip_excluded
+from cuda2rocm.model import Severity
 
 GRID = frozenset({"this_grid", "this_multi_grid"})
 TILES = frozenset({"tiled_partition", "thread_block_tile"})
+NAMESPACES = frozenset({"cooperative_groups", "cg"})
+#: Group members CUDA has and HIP 5.2 does not, with what to use instead.
+MISSING_MEMBERS = {
+    "ballot": "`__ballot(pred)` (a 64-bit mask on AMD)",
+    "any": "`__any(pred)`",
+    "all": "`__all(pred)`",
+    "match_any": "a shuffle loop (HIP 5.2 has no match builtins)",
+    "match_all": "a shuffle loop (HIP 5.2 has no match builtins)",
+    "num_threads": "`size()`, which both CUDA and HIP provide",
+    "dim_threads": "`blockDim`",
+    "group_dim": "`blockDim` / `gridDim`",
+    "meta_group_rank": "`block.thread_rank() / tile.size()`",
+    "meta_group_size": "`(block.size() + tile.size() - 1) / tile.size()`",
+    "block_rank": "the linear index of `blockIdx`",
+    "block_index": "`blockIdx`",
+    "num_blocks": "the product of `gridDim`",
+    "dim_blocks": "`gridDim`",
+}
+#: Namespace functions CUDA has and HIP 5.2 does not.
+MISSING_FUNCTIONS = {
+    "labeled_partition": "no HIP 5.2 counterpart: partition by hand with ballots",
+    "binary_partition": "no HIP 5.2 counterpart: partition by hand with ballots",
+    "reduce": "hipCUB's WarpReduce/BlockReduce or a shuffle loop",
+    "inclusive_scan": "hipCUB's WarpScan/BlockScan",
+    "exclusive_scan": "hipCUB's WarpScan/BlockScan",
+    "memcpy_async": "plain loads into shared memory followed by `block.sync()`",
+    "wait": "`block.sync()` (with plain loads instead of memcpy_async)",
+    "wait_prior": "`block.sync()` (with plain loads instead of memcpy_async)",
+    "invoke_one": "`if (g.thread_rank() == 0)`",
+}
+MISSING_HEADERS = ("cooperative_groups/",)
+#: Declarations whose text says the declared names are cooperative groups.
+_GROUP_TYPES = (
+    "thread_block",
+    "grid_group",
+    "coalesced_group",
+    "thread_group",
+    "tiled_partition",
+    "coalesced_threads",
+    "this_grid",
+)
+_TEMPLATE_DECL = re.compile(
+    r"^\s*(?:\w+\s*::\s*)*thread_block_tile\s*<[^<>;]*>\s*[&*]?\s*(\w+)\s*="
+)
 
 
 class Rule(CppRule):
     def check(self) -> None:
         view = self.view
+        for inc in view.includes:
+            if inc.name.startswith(MISSING_HEADERS) and not hip_excluded(view, inc.node):
+                self.report(
+                    (inc.start, inc.end),
+                    f"`<{inc.name}>` does not exist in HIP 5.2 (only "
+                    "hip/hip_cooperative_groups.h): use hipCUB's warp/block primitives",
+                )
+        groups: set[str] | None = None
         for node in view.identifiers:
             name = view.text(node)
             if name in GRID and _called(node) and not hip_excluded(view, node):
@@ -26,17 +90,53 @@ class Rule(CppRule):
                     f"`{name}()`: grid-wide synchronisation needs a cooperative launch "
                     "(hipLaunchCooperativeKernel on ROCm) and device support; check how this "
                     "kernel is launched",
+                    severity=Severity.INFO,
                 )
             elif name in TILES and node.parent is not None:
-                args = node.parent.child_by_field_name("arguments")
-                if args is None or node.parent.type not in ("template_function", "template_type"):
-                    continue
-                if any(number(view, a) == 32 for a in args.named_children):
+                self._tile(node, name)
+            elif name in MISSING_FUNCTIONS and _in_cg_namespace(view, node):
+                if not hip_excluded(view, node):
                     self.report(
                         node.parent,
-                        f"`{name}<32>` is a full warp on NVIDIA but half a 64-lane wavefront on "
-                        "AMD CDNA GPUs; check code that treats the tile as the whole warp",
+                        f'`cooperative_groups::{name}` does not exist in HIP 5.2 (hipcc: "no '
+                        f"member named '{name}' in namespace 'cooperative_groups'\"); use "
+                        f"{MISSING_FUNCTIONS[name]}",
                     )
+            elif name in MISSING_MEMBERS and node.type == "field_identifier":
+                if groups is None:
+                    groups = _group_variables(view)
+                receiver = _receiver(view, node)
+                if receiver in groups and not hip_excluded(view, node):
+                    self.report(
+                        node,
+                        f"`{receiver}.{name}()` is not provided by HIP 5.2's cooperative groups "
+                        f"(hipcc: \"no member named '{name}'\"); use {MISSING_MEMBERS[name]}",
+                    )
+
+    def _tile(self, node, name: str) -> None:
+        view = self.view
+        args = node.parent.child_by_field_name("arguments")
+        if args is None or node.parent.type not in ("template_function", "template_type"):
+            return
+        sizes = [number(view, a) for a in args.named_children]
+        size = next((s for s in sizes if s is not None), None)
+        if size == 32:
+            self.report(
+                node.parent,
+                f"`{name}<32>` is a full warp on NVIDIA but half a 64-lane wavefront on "
+                "AMD CDNA GPUs; check code that treats the tile as the whole warp",
+                severity=Severity.INFO,
+            )
+        elif size is not None and size > 32 and not hip_excluded(view, node):
+            wave32 = size == 64
+            self.report(
+                node.parent,
+                f"`{name}<{size}>` is larger than a wavefront "
+                + ("on wave32 (RDNA) AMD GPUs" if wave32 else "on every AMD GPU")
+                + ': HIP 5.2 fails with "Tiled partition with size > wavefront size. '
+                'Currently not supported"; use the thread block or tiles of at most 32',
+                severity=Severity.WARNING if wave32 else None,
+            )
 
 
 def _called(node) -> bool:
@@ -45,3 +145,51 @@ def _called(node) -> bool:
         current = current.parent
     parent = current.parent
     return parent is not None and parent.type == "call_expression"
+
+
+def _in_cg_namespace(view, node) -> bool:
+    parent = node.parent
+    if parent is None or parent.type != "qualified_identifier":
+        return False
+    scope = parent.child_by_field_name("scope")
+    return scope is not None and view.text(scope) in NAMESPACES and _called(node)
+
+
+def _receiver(view, node) -> str | None:
+    """`tile` in `tile.ballot(...)` (a call of a member of a plain variable)."""
+    field = node.parent
+    if field is None or field.type != "field_expression":
+        return None
+    if field.parent is None or field.parent.type != "call_expression":
+        return None
+    obj = field.child_by_field_name("argument")
+    return view.text(obj) if obj is not None and obj.type == "identifier" else None
+
+
+def _group_variables(view) -> set[str]:
+    """Variables and parameters declared as (or initialised from) cooperative groups."""
+    names: set[str] = set()
+    stack = [view.tree.root_node]
+    while stack:
+        node = stack.pop()
+        if node.type in ("comment", "string_literal", "raw_string_literal", "char_literal"):
+            continue
+        if node.type in ("declaration", "parameter_declaration"):
+            text = view.text(node)
+            if any(t in text for t in _GROUP_TYPES):
+                names.update(_declared(view, node))
+        elif node.type == "expression_statement":
+            # `cg::thread_block_tile<32> warp = ...` parses as a comparison in a function body.
+            names.update(_TEMPLATE_DECL.findall(view.text(node)))
+        stack.extend(node.children)
+    return names
+
+
+def _declared(view, node) -> list[str]:
+    found = []
+    for decl in node.children_by_field_name("declarator"):
+        while decl is not None and decl.type != "identifier":
+            decl = decl.child_by_field_name("declarator")
+        if decl is not None:
+            found.append(view.text(decl))
+    return found

@@ -47,6 +47,13 @@ _ATTRIBUTE_MACROS = re.compile(
     rb"|\b(?:C10_LAUNCH_BOUNDS_0|__device_builtin__)\b"
     rb"|(?<=\])[ \t]*(?:__host__[ \t]+)?__device__\b"
 )
+#: `typename T::X(args)` (a functional cast to a dependent type, which clang requires) is valid
+#: C++ the grammar cannot parse; its keyword is blanked the same way, in expression position
+#: only (after an operator, `(`, `,`, `[`, `{`, `;` or `return`), never before `(*` / `(&`.
+_TYPENAME_CAST = re.compile(
+    rb"(?:(?<=[=(,+\-*/%<>!?:\[{};&|^~])|(?<=\breturn))(\s*)typename"
+    rb"(?=\s+(?:::)?[A-Za-z_]\w*(?:\s*::\s*[A-Za-z_]\w*)+\s*\((?!\s*[*&]))"
+)
 _NON_ASCII = re.compile(r"[^\x00-\x7f]")
 _MACRO_TOKEN = re.compile(
     r"\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'|//[^\n]*|/\*.*?\*/|([A-Za-z_]\w*)", re.S
@@ -184,7 +191,10 @@ class CppView:
 
 def parse(source: SourceFile) -> CppView:
     data = source.text.encode("utf-8", "surrogatepass")
-    tree = _parser().parse(_ATTRIBUTE_MACROS.sub(_blank, data))
+    blanked = _ATTRIBUTE_MACROS.sub(_blank, data)
+    if b"typename" in blanked:
+        blanked = _TYPENAME_CAST.sub(_blank, blanked)
+    tree = _parser().parse(blanked)
     view = CppView(source, data, tree)
     _walk(view, tree.root_node)
     return view

@@ -1,0 +1,112 @@
+"""nvcc-only-guard: preprocessor guards meaning "a GPU compiler" that only nvcc defines.
+
+`hipcc -dM -E -x hip` (HIP 5.2, host pass `--cuda-host-only` and device pass
+`--cuda-device-only`) defines `__HIPCC__` and `__HIP__` in both passes and
+`__HIP_DEVICE_COMPILE__` in the device pass, never `__CUDACC__` or `__NVCC__` (nvcc defines
+both). So `#ifdef __CUDACC__` is silently false under hipcc: the classic
+`#define HOST_DEVICE __host__ __device__` falls back to nothing, and kernels calling those
+functions fail with "no matching function for call to 'f'". torch's hipify rewrites
+`__CUDACC__` to `__HIPCC__`, so torch-built files are skipped for that macro.
+
+`__CUDACC__` tests get an unsafe fix that also tests `__HIPCC__` (nothing changes under nvcc,
+which never defines `__HIPCC__`); it is not offered when the condition also tests
+`__CUDA_ARCH__` (cuda-arch-macro's job) or the branch holds inline assembly. `__NVCC__` is
+often a deliberate "this compiler" test (nvcc-only pragmas), so it is reported for review
+without a fix. Project macros such as `WITH_CUDA` are info: the build must define them for ROCm.
+"""
+
+from __future__ import annotations
+
+from cuda2rocm.frontends.cpp import HIP_MACROS, CppRule
+from cuda2rocm.model import Edit, Severity
+
+CUDACC = "__CUDACC__"
+NVCC = "__NVCC__"
+HIPCC = "__HIPCC__"
+#: Build-system macros projects define for "CUDA build"; HIP has no counterpart.
+PROJECT = frozenset({"WITH_CUDA", "BUILD_CUDA", "USE_CUDA", "GOOGLE_CUDA", "ENABLE_CUDA"})
+_WATCHED = frozenset({CUDACC, NVCC}) | PROJECT
+
+
+class Rule(CppRule):
+    def check(self) -> None:
+        view = self.view
+        for branch, cond in view.conditions:
+            idents = list(_identifiers(cond))
+            names = [view.text(n) for n in idents]
+            if any(
+                n in HIP_MACROS or n in ("USE_HIP", "WITH_HIP", "__HIP_PLATFORM_AMD__")
+                for n in names
+            ):
+                continue  # already handles HIP
+            hits = [n for n in idents if view.text(n) in _WATCHED]
+            if not hits:
+                continue
+            first = view.text(hits[0])
+            if any(view.text(n) == CUDACC for n in hits):
+                if view.torch_built:
+                    continue  # torch's hipify rewrites __CUDACC__ to __HIPCC__
+                fix = None
+                if "__CUDA_ARCH__" not in names and not self._holds_asm(branch):
+                    fix = self._fix(branch, cond, [n for n in hits if view.text(n) == CUDACC])
+                self.report(
+                    cond,
+                    f"`{CUDACC}` is defined by nvcc only (hipcc defines `{HIPCC}`), so this "
+                    f"branch is silently skipped by hipcc; test `{HIPCC}` as well",
+                    fix,
+                    severity=Severity.WARNING,
+                )
+            elif first == NVCC:
+                self.report(
+                    cond,
+                    f'`{NVCC}` is defined by nvcc only; if this guard means "a GPU build" '
+                    f'rather than "the nvcc compiler", test `{HIPCC}` as well',
+                    severity=Severity.INFO,
+                )
+            else:
+                self.report(
+                    cond,
+                    f"`{first}` is a project macro for a CUDA build; make sure the ROCm build "
+                    f"defines it (or a HIP counterpart) too",
+                    severity=Severity.INFO,
+                )
+
+    def _fix(self, branch, cond, uses):
+        view = self.view
+        if cond.type == "identifier" and branch.type in ("preproc_ifdef", "preproc_elifdef"):
+            directive = branch.child(0)
+            word = view.text(directive)
+            if word not in ("#ifdef", "#ifndef"):
+                return None
+            if word == "#ifdef":
+                new = f"#if defined({CUDACC}) || defined({HIPCC})"
+            else:
+                new = f"#if !defined({CUDACC}) && !defined({HIPCC})"
+            start, _ = view.span(directive)
+            _, end = view.span(cond)
+            return self.fix(Edit(start, end, new), description=f"also test {HIPCC}")
+        tests = [u for u in uses if u.parent is not None and u.parent.type == "preproc_defined"]
+        if len(tests) != len(uses):
+            return None  # `#if __CUDACC__`: spelled differently, leave to a human
+        if len(tests) == 1 and tests[0].parent == cond:
+            edits = [self.replace(cond, f"{view.text(cond)} || defined({HIPCC})")]
+        else:
+            edits = [
+                self.replace(t.parent, f"({view.text(t.parent)} || defined({HIPCC}))")
+                for t in tests
+            ]
+        return self.fix(*edits, description=f"also test {HIPCC}")
+
+    def _holds_asm(self, branch) -> bool:
+        alternative = branch.child_by_field_name("alternative")
+        end = alternative.start_byte if alternative is not None else branch.end_byte
+        return any(branch.start_byte <= a.start_byte < end for a in self.view.asm)
+
+
+def _identifiers(node):
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n.type == "identifier":
+            yield n
+        stack.extend(n.children)
