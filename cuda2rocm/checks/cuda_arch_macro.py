@@ -11,6 +11,7 @@ the fix is not offered when the branch holds inline assembly). Architecture comp
 
 from __future__ import annotations
 
+from cuda2rocm.frontends import cpp
 from cuda2rocm.frontends.cpp import HIP_MACROS, CppRule
 from cuda2rocm.model import Edit
 
@@ -25,14 +26,14 @@ class Rule(CppRule):
             text = view.text(cond)
             if ARCH not in text:
                 continue
-            idents = list(_identifiers(cond))
+            idents = list(cpp.identifiers(cond))
             uses = [n for n in idents if view.text(n) == ARCH]
             if not uses or any(view.text(n) in HIP_MACROS for n in idents):
                 continue  # already handles HIP
             tests = [n for n in uses if n.parent is not None and n.parent.type == "preproc_defined"]
             device_pass = len(tests) == len(uses) or cond.type == "identifier"
             fix = None
-            if device_pass and not self._holds_asm(branch):
+            if device_pass and not self.view.holds_asm(branch):
                 fix = self._fix(branch, cond, tests)
             if device_pass:
                 message = (
@@ -65,17 +66,3 @@ class Rule(CppRule):
         if len(tests) == 1 and tests[0].parent == cond:
             edits = [self.replace(cond, f"{view.text(cond)} || defined({HIP_DEVICE})")]
         return self.fix(*edits, description=f"also test {HIP_DEVICE}") if edits else None
-
-    def _holds_asm(self, branch) -> bool:
-        alternative = branch.child_by_field_name("alternative")
-        end = alternative.start_byte if alternative is not None else branch.end_byte
-        return any(branch.start_byte <= a.start_byte < end for a in self.view.asm)
-
-
-def _identifiers(node):
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        if n.type == "identifier":
-            yield n
-        stack.extend(n.children)

@@ -17,6 +17,7 @@ without a fix. Project macros such as `WITH_CUDA` are info: the build must defin
 
 from __future__ import annotations
 
+from cuda2rocm.frontends import cpp
 from cuda2rocm.frontends.cpp import HIP_MACROS, CppRule
 from cuda2rocm.model import Edit, Severity
 
@@ -32,7 +33,7 @@ class Rule(CppRule):
     def check(self) -> None:
         view = self.view
         for branch, cond in view.conditions:
-            idents = list(_identifiers(cond))
+            idents = list(cpp.identifiers(cond))
             names = [view.text(n) for n in idents]
             if any(
                 n in HIP_MACROS or n in ("USE_HIP", "WITH_HIP", "__HIP_PLATFORM_AMD__")
@@ -47,7 +48,7 @@ class Rule(CppRule):
                 if view.torch_built:
                     continue  # torch's hipify rewrites __CUDACC__ to __HIPCC__
                 fix = None
-                if "__CUDA_ARCH__" not in names and not self._holds_asm(branch):
+                if "__CUDA_ARCH__" not in names and not self.view.holds_asm(branch):
                     fix = self._fix(branch, cond, [n for n in hits if view.text(n) == CUDACC])
                 self.report(
                     cond,
@@ -96,17 +97,3 @@ class Rule(CppRule):
                 for t in tests
             ]
         return self.fix(*edits, description=f"also test {HIPCC}")
-
-    def _holds_asm(self, branch) -> bool:
-        alternative = branch.child_by_field_name("alternative")
-        end = alternative.start_byte if alternative is not None else branch.end_byte
-        return any(branch.start_byte <= a.start_byte < end for a in self.view.asm)
-
-
-def _identifiers(node):
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        if n.type == "identifier":
-            yield n
-        stack.extend(n.children)

@@ -161,6 +161,12 @@ class CppView:
             current = current.parent
         return False
 
+    def holds_asm(self, branch: tree_sitter.Node) -> bool:
+        """Whether a preprocessor branch (before its #else/#elif) holds an `asm` statement."""
+        alternative = branch.child_by_field_name("alternative")
+        end = alternative.start_byte if alternative is not None else branch.end_byte
+        return any(branch.start_byte <= a.start_byte < end for a in self.asm)
+
     def includes_header(self, name: str) -> bool:
         return any(inc.name == name for inc in self.includes)
 
@@ -439,3 +445,13 @@ def run_rules(
             continue
         found += sink
     return view, found, failed
+
+
+def identifiers(node: tree_sitter.Node) -> Iterator[tree_sitter.Node]:
+    """Every identifier under `node` (e.g. the macros a preprocessor condition tests)."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n.type == "identifier":
+            yield n
+        stack.extend(n.children)
