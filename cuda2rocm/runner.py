@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import threading
+import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -28,6 +30,15 @@ _worker_linter: Linter | None = None
 def _init_worker(linter: Linter) -> None:
     global _worker_linter
     _worker_linter = linter
+    threading.Thread(target=_exit_with_parent, args=(os.getppid(),), daemon=True).start()
+
+
+def _exit_with_parent(parent: int) -> None:
+    """A worker whose parent was killed (SIGKILL, OOM) would wait on its queue forever: leave.
+    Workers never write files, so ending them at any moment loses nothing."""
+    while os.getppid() == parent:
+        time.sleep(0.5)
+    os._exit(1)
 
 
 def _run_chunk(task: tuple[Callable, list]) -> list:

@@ -180,11 +180,29 @@ def test_sigkill_mid_fix_leaves_every_file_original_or_fully_fixed(tmp_path):
         assert proc.wait() in (0, -signal.SIGKILL)
         for path in originals:
             assert path.read_text() in (originals[path], expected[path]), path
+    # No worker outlives its killed parent (it would wait on its queue forever).
+    deadline = time.monotonic() + 10
+    while _orphans(tree) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert not _orphans(tree)
     subprocess.run(
         [sys.executable, "-m", "cuda2rocm", "fix", str(tree)], check=True, capture_output=True
     )
     assert all(path.read_text() == expected[path] for path in originals)
     assert kills >= 5, "fix finished before the kills: make the tree larger"
+
+
+def _orphans(tree: Path) -> list[str]:
+    """Processes still running `cuda2rocm fix` on `tree`."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if "cuda2rocm" in cmdline and " fix " in cmdline and str(tree) in cmdline:
+            found.append(cmdline)
+    return found
 
 
 def test_smoke_run_over_a_large_varied_tree(cli, tmp_path):
