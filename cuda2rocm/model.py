@@ -27,6 +27,7 @@ class Safety(str, enum.Enum):
 
 #: The porting checklist; the hundreds digit of a rule code is the step number.
 STEPS: dict[int, str] = {
+    0: "general",
     1: "device",
     2: "mixed precision",
     3: "distributed",
@@ -129,7 +130,7 @@ class Diagnostic:
             "code": self.code,
             "severity": self.severity.value,
             "step": self.step,
-            "step_name": STEPS.get(self.step, "other"),
+            "step_name": STEPS.get(self.step, "general"),
             "message": self.message,
             "fix": fix,
         }

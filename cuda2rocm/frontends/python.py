@@ -79,6 +79,8 @@ class FileContext:
         self.source = source
         self.wrapper = wrapper
         self._aliases: dict[str, set[str]] | None = None
+        #: The stdlib parser rejected a file LibCST accepts: use LibCST's qualified names.
+        self.fallback = False
 
     def resolve(self, provider) -> Mapping:
         return self.wrapper.resolve(provider)
@@ -205,7 +207,7 @@ class PythonRule(cst.BatchableCSTVisitor):
         """`torch.cuda.amp.autocast` for `ac` after `from torch.cuda.amp import autocast as ac`."""
         context = self.context
         aliases = context.aliases
-        if getattr(context, "fallback", False):
+        if context.fallback:
             return {q.name for q in self.get_metadata(QualifiedNameProvider, node, set())}
         chain = dotted(node)
         if chain is None:
