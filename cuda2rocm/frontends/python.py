@@ -81,6 +81,8 @@ class FileContext:
         self._aliases: dict[str, set[str]] | None = None
         #: The stdlib parser rejected a file LibCST accepts: use LibCST's qualified names.
         self.fallback = False
+        #: node -> parent, for the nodes the rules' traversal has entered.
+        self.parents: dict[cst.CSTNode, cst.CSTNode | None] = {}
 
     def resolve(self, provider) -> Mapping:
         return self.wrapper.resolve(provider)
@@ -245,6 +247,9 @@ class ParentAware(PythonRule):
     """A rule that looks at where a node stands (its parents)."""
 
     def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        parents = self.context.parents
+        if node in parents:  # recorded by the traversal itself, for every node visited so far
+            return parents[node]
         return self.get_metadata(ParentNodeProvider, node, None)
 
     def ancestors(self, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
@@ -327,7 +332,18 @@ def run_rules(
     for visitor in visitors:
         visitor.context = context
     if visitors:
-        wrapper.visit_batched(visitors)
+        # Record each node's parent as the rules' own traversal enters it: LibCST's
+        # ParentNodeProvider would walk the whole tree again (the costliest metadata here).
+        parents, stack = context.parents, []
+
+        def enter(node: cst.CSTNode) -> None:
+            parents[node] = stack[-1] if stack else None
+            stack.append(node)
+
+        def leave(node: cst.CSTNode) -> None:
+            stack.pop()
+
+        wrapper.visit_batched(visitors, before_visit=enter, after_leave=leave)
     failed = [(v.spec, v.failure) for v in visitors if v.failure is not None]
     broken = {spec.id for spec, _ in failed}
     return [d for d in sink if d.rule not in broken], failed
