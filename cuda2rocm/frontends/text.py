@@ -198,6 +198,14 @@ def _mask_hash(text: str, shell: bool) -> str:
     return "".join(chars)
 
 
+def _after_quoted(text: str, i: int) -> int:
+    """Index just past the double-quoted string starting at `i` (backslash escapes honoured)."""
+    i, n = i + 1, len(text)
+    while i < n and text[i] != '"':
+        i += 2 if text[i] == "\\" else 1
+    return i + 1
+
+
 _CMAKE_BRACKET = re.compile(r"\[(=*)\[")
 
 
@@ -208,10 +216,7 @@ def _mask_cmake(text: str) -> str:
     while i < n:
         c = text[i]
         if c == '"':
-            i += 1
-            while i < n and text[i] != '"':
-                i += 2 if text[i] == "\\" else 1
-            i += 1
+            i = _after_quoted(text, i)
             continue
         if c == "[":
             m = _CMAKE_BRACKET.match(text, i)
@@ -273,10 +278,7 @@ def _skip_group(text: str, i: int, open_: str, close: str) -> int:
             i = n if j < 0 else j + 1
             continue
         if c == '"':
-            i += 1
-            while i < n and text[i] != '"':
-                i += 2 if text[i] == "\\" else 1
-            i += 1
+            i = _after_quoted(text, i)
             continue
         if c == open_:
             depth += 1
@@ -690,9 +692,7 @@ def _cmake_close(code: str, i: int) -> int:
     while i < n:
         c = code[i]
         if c == '"':
-            i += 1
-            while i < n and code[i] != '"':
-                i += 2 if code[i] == "\\" else 1
+            i = _after_quoted(code, i) - 1
         elif c == "(":
             depth += 1
         elif c == ")":
