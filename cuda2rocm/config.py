@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pathspec
 
+from cuda2rocm.sources import DEFAULT_MAX_BYTES
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
@@ -55,7 +57,7 @@ class Config:
     per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
     target: str = "portable"
     unsafe_fixes: bool = False
-    max_file_size: int = 2 * 1024 * 1024
+    max_file_size: int = DEFAULT_MAX_BYTES
     severity: dict[str, str] = field(default_factory=dict)
     baseline: str | None = None
     #: Gitignore-style patterns of C++ sources that torch's cpp_extension builds (hipifies).

@@ -16,9 +16,9 @@ from pathlib import Path
 
 from cuda2rocm import sources
 from cuda2rocm.catalogue import RuleSpec, find_rule, load_catalogue, matches
-from cuda2rocm.discover import Found, Problem, discover
+from cuda2rocm.discover import Found
 from cuda2rocm.model import Diagnostic, Edit, Position, Severity
-from cuda2rocm.sources import SkipFile, SourceError, SourceFile
+from cuda2rocm.sources import SourceError, SourceFile
 
 #: Languages of the text front-end (frontends/text.py, imported only when such a file is linted).
 TEXT_LANGUAGES = ("cmake", "requirements", "dockerfile", "shell")
@@ -342,22 +342,10 @@ class Linter:
         progress: Callable[[int, int], None] | None = None,
         **discovery,
     ) -> LintResult:
-        """Lint every file under `paths`; `discovery` goes to `discover` (force_exclude...)."""
-        result = LintResult()
-        problems: list[Problem] = []
-        items = list(discover(paths, exclude=exclude, problems=problems, **discovery))
-        for done, item in enumerate(items, 1):
-            result.files += 1
-            diagnostics, notice = self.lint_file(item)
-            result.diagnostics.extend(diagnostics)
-            if notice:
-                result.notices.append(notice)
-            if progress is not None:
-                progress(done, len(items))
-        for problem in problems:
-            result.diagnostics.append(_general("read-error", problem.display, problem.message))
-        result.diagnostics.sort(key=lambda d: d.sort_key)
-        return result
+        """Lint every file under `paths`, in this process (the CLI adds the pool and cache)."""
+        from cuda2rocm import runner
+
+        return runner.run(self, paths, exclude, jobs=1, progress=progress, **discovery)
 
 
 _EMBED_TOKENS = (b"load_inline", b"__global__")
@@ -397,8 +385,4 @@ def _internal(path: str, where: str, exc: BaseException) -> Diagnostic:
     )
 
 
-def default_rules() -> list[RuleSpec]:
-    return [r for r in load_catalogue() if r.default]
-
-
-__all__ = ["LintResult", "Linter", "Notice", "Severity", "SkipFile", "default_rules"]
+__all__ = ["LintResult", "Linter", "Notice"]

@@ -9,7 +9,6 @@ import io
 import re
 import tokenize
 from dataclasses import dataclass
-from pathlib import Path
 
 from cuda2rocm.model import Position
 
@@ -20,10 +19,6 @@ _NEWLINE = re.compile(r"\r\n|\r|\n")
 
 class SourceError(Exception):
     """A file that cannot be read or decoded; becomes a diagnostic, never a crash."""
-
-
-class SkipFile(Exception):
-    """A file that is deliberately not linted (binary, too large); becomes a notice."""
 
 
 @dataclass
@@ -89,19 +84,3 @@ def decode(data: bytes, path: str, language: str) -> tuple[str, str, bool]:
 
 def is_binary(data: bytes) -> bool:
     return b"\x00" in data[:8192]
-
-
-def read_source(
-    path: Path, language: str, display: str, max_bytes: int = DEFAULT_MAX_BYTES
-) -> SourceFile:
-    try:
-        with path.open("rb") as fh:
-            data = fh.read(max_bytes + 1)
-    except OSError as exc:
-        raise SourceError(f"cannot read: {exc.strerror or exc}") from exc
-    if len(data) > max_bytes:
-        raise SkipFile(f"larger than {max_bytes} bytes")
-    if is_binary(data):
-        raise SkipFile("binary file (contains NUL bytes)")
-    text, encoding, bom = decode(data, display, language)
-    return SourceFile(display, language, text, encoding, bom)

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from cuda2rocm.catalogue import RuleSpec, matches
 from cuda2rocm.model import Diagnostic, Position
+from cuda2rocm.sources import LineIndex
 
 _DIRECTIVE = re.compile(
     r"cuda2rocm:\s*(?P<kind>ignore-file|ignore)(?:\[(?P<names>[^\]]*)\])?"
@@ -63,14 +64,11 @@ def _comments(text: str, language: str) -> list[tuple[int, int, str, bool]]:
         except (tokenize.TokenError, SyntaxError, IndentationError):
             out = []  # unparsable: fall back to a plain scan of '#' comments
     pattern = _CPP_COMMENT if language == "cuda" else _HASH_COMMENT
-    line_starts = [0] + [m.end() for m in re.finditer(r"\r\n|\r|\n", text)]
-    import bisect
-
+    lines = LineIndex(text)
     for match in pattern.finditer(text):
-        line = bisect.bisect_right(line_starts, match.start()) - 1
-        column = match.start() - line_starts[line]
-        before = text[line_starts[line] : match.start()]
-        out.append((line + 1, column, match.group(0), not before.strip()))
+        line = lines.position(match.start(), match.start()).line
+        before = text[lines.starts[line - 1] : match.start()]
+        out.append((line, len(before), match.group(0), not before.strip()))
     return out
 
 
