@@ -38,6 +38,9 @@ class LintResult:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     notices: list[Notice] = field(default_factory=list)
     files: int = 0
+    #: Findings in code ROCm provably never compiles or runs (`Diagnostic.guarded` says why):
+    #: not reported, not fixed, listed by `--show-guarded`.
+    guarded: list[Diagnostic] = field(default_factory=list)
 
 
 def _general(rule_id: str, path: str, message: str, line: int = 1, column: int = 1) -> Diagnostic:

@@ -83,6 +83,10 @@ class Diagnostic:
     fix: Fix | None = None
     #: Free-form, rule-specific facts for reporters (e.g. the CUDA name matched).
     data: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
+    #: Why ROCm provably never compiles or runs this code ("" when it may): set by the context
+    #: model (cuda2rocm/context/). A guarded finding is not reported, not fixed and does not
+    #: count towards the exit code; `--show-guarded` lists it with this reason.
+    guarded: str = ""
 
     @property
     def sort_key(self) -> tuple:
@@ -106,6 +110,7 @@ class Diagnostic:
             position=Position(data["line"], data["column"], data["end_line"], data["end_column"]),
             message=data["message"],
             fix=fix,
+            guarded=data.get("guarded", ""),
         )
 
     def to_json(self) -> dict:
@@ -133,4 +138,5 @@ class Diagnostic:
             "step_name": STEPS.get(self.step, "general"),
             "message": self.message,
             "fix": fix,
+            **({"guarded": self.guarded} if self.guarded else {}),
         }

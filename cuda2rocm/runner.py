@@ -147,8 +147,10 @@ def run(
             cache.put(item.display, digest, per_file[index])
         cache.save()
     for diagnostics in per_file:
-        result.diagnostics.extend(diagnostics)
+        for d in diagnostics:
+            (result.guarded if d.guarded else result.diagnostics).append(d)
     for problem in problems:
         result.diagnostics.append(_general("read-error", problem.display, problem.message))
     result.diagnostics.sort(key=lambda d: d.sort_key)
+    result.guarded.sort(key=lambda d: d.sort_key)
     return result

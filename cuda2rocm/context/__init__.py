@@ -1,0 +1,11 @@
+"""The context model: whether ROCm really compiles or runs the code a finding points at.
+
+A finding in code that provably never reaches ROCm (the CUDA branch of a HIP guard, a component
+the build compiles only for CUDA, a file of another accelerator) is kept, with
+`Diagnostic.guarded` set to the reason, and left out of reports, fixes and the exit code; an
+unknown condition keeps the finding. One module per language or input:
+
+- `preprocessor`: C/C++/CUDA `#if` evaluated in three-valued logic for the HIP pass;
+- `python_paths`: Python branches on `torch.version.hip/cuda` and names derived from them;
+- `build`: which sources a project's setup.py / op builders / CMake compile for ROCm.
+"""
