@@ -45,6 +45,9 @@ class Edit:
     start: int
     end: int
     replacement: str
+    #: The exact text this edit believes it replaces; the fixer refuses the fix when
+    #: text[start:end] differs (None only for edits not yet migrated: see issue 14).
+    original: str | None = None
 
 
 @dataclass(frozen=True)
@@ -99,7 +102,10 @@ class Diagnostic:
         fix = None
         if data.get("fix"):
             f = data["fix"]
-            edits = tuple(Edit(e["start"], e["end"], e["replacement"]) for e in f["edits"])
+            edits = tuple(
+                Edit(e["start"], e["end"], e["replacement"], e.get("original"))
+                for e in f["edits"]
+            )
             fix = Fix(Safety(f["safety"]), edits, f.get("description", ""))
         return cls(
             path=data["path"],
@@ -122,6 +128,7 @@ class Diagnostic:
                 "description": self.fix.description,
                 "edits": [
                     {"start": e.start, "end": e.end, "replacement": e.replacement}
+                    | ({"original": e.original} if e.original is not None else {})
                     for e in self.fix.edits
                 ],
             }
