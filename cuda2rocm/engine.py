@@ -96,6 +96,9 @@ class Linter:
         #: (set by the runner from the Python files of the run), and config patterns for more.
         self.torch_built_dirs: frozenset[Path] = frozenset()
         self.torch_built_paths = torch_built_paths
+        #: The project's own macros (header #defines, build -D flags) for the preprocessor
+        #: model: a context.project_macros.ProjectMacros set by the runner, or None.
+        self.project_macros = None
         self._checks = _Checks({r.id: r for r in self.rules if r.step != 0})
         self._prefilter: dict[str, tuple[re.Pattern[bytes] | None, list[RuleSpec]]] = {}
 
@@ -241,20 +244,31 @@ class Linter:
     def _lint_cpp(
         self, source: SourceFile, rules: list[RuleSpec], torch_built: bool | None = None
     ) -> list[Diagnostic]:
-        """tree-sitter recovers from syntax errors: report the first one (a warning, since the
-        rest of the file is still scanned) and go on."""
+        """tree-sitter recovers from syntax errors: the first one becomes a notice (a
+        parse-error diagnostic of severity info, which the runner moves to the notices), since
+        the rest of the file is still scanned. Findings on lines that no HIP pass of a ROCm
+        build compiles are marked guarded (context.preprocessor)."""
+        from cuda2rocm.context import preprocessor
         from cuda2rocm.frontends import cpp
 
         if torch_built is None and self.torch_built_for(source.path):
             torch_built = True
+
+        def line_model(view):
+            return preprocessor.model(
+                source.text, source.path, bool(view.torch_built), self.project_macros
+            )
+
         try:
             view, found, failed = cpp.run_rules(
                 source,
                 [(r, self._checks[r.id]) for r in rules],
                 cpp.CppContext(self.target, torch_built=torch_built),
+                line_model,
             )
         except Exception as exc:  # parser or traversal failure: isolate it
             return [_internal(source.path, "the C++ front-end", exc)]
+        found = _one_per_line(_guard(found, view.line_model))
         found += [_internal(source.path, f"rule {spec.id}", exc) for spec, exc in failed]
         if view.first_error is not None:
             start, end = view.span(view.first_error)
@@ -265,7 +279,7 @@ class Linter:
                 "findings near this line may be incomplete"
             )
             error = _general("parse-error", source.path, message, pos.line, pos.column)
-            found.append(dataclasses.replace(error, severity=Severity.WARNING))
+            found.append(dataclasses.replace(error, severity=Severity.INFO))
         return found
 
     def _lint_embedded(self, source: SourceFile) -> list[Diagnostic]:
@@ -353,6 +367,65 @@ class Linter:
 
 _EMBED_TOKENS = (b"load_inline", b"__global__")
 
+#: Rules that report the same construct as another rule: (rule, rule it defers to). A
+#: finding of the first is dropped when the second reports the same `library` in the file
+#: (CUTLASS/CuTe/WMMA: the include is reported by hip-include, the uses by wmma-cutlass).
+_DEFERS_TO = (("wmma-cutlass", "hip-include"),)
+
+
+def is_recovery_notice(d: Diagnostic) -> bool:
+    """A C++ parse-recovery note: not a finding, the runner makes it a `Notice`."""
+    return d.rule == "parse-error" and d.severity is Severity.INFO
+
+
+def _guard(found: list[Diagnostic], model) -> list[Diagnostic]:
+    """Mark findings on lines no HIP pass compiles; unknown lines stay reported."""
+    if model is None or model.all_live:
+        return found
+    out = []
+    for d in found:
+        reason = model.reason(d.position.line)
+        if reason and not d.guarded:
+            d = dataclasses.replace(d, guarded=f"the HIP pass skips this: {reason}")
+        out.append(d)
+    return out
+
+
+def _one_per_line(found: list[Diagnostic]) -> list[Diagnostic]:
+    """One construct, one finding: a rule reports a message once per line (fixes of the
+    repeats are merged into the first), and a rule deferring to another on the same library
+    is dropped."""
+    reported = {
+        (d.rule, d.data.get("library")) for d in found if not d.guarded and d.data.get("library")
+    }
+    out: list[Diagnostic] = []
+    seen: dict[tuple, int] = {}
+    for d in found:
+        if any(
+            d.rule == rule and (other, d.data.get("library")) in reported
+            for rule, other in _DEFERS_TO
+        ):
+            continue
+        key = (d.rule, d.position.line, d.message, d.guarded)
+        if key not in seen:
+            seen[key] = len(out)
+            out.append(d)
+            continue
+        first = out[seen[key]]
+        if d.fix is None or d.fix == first.fix:
+            continue
+        extra = tuple(e for e in d.fix.edits if e not in first.fix.edits) if first.fix else ()
+        if (
+            first.fix is None
+            or first.fix.safety != d.fix.safety
+            or first.fix.overlaps(dataclasses.replace(d.fix, edits=extra))
+        ):
+            out.append(d)  # a different fix: keep both rather than lose one
+            continue
+        edits = tuple(sorted(set(first.fix.edits) | set(extra)))
+        out[seen[key]] = dataclasses.replace(first, fix=dataclasses.replace(first.fix, edits=edits))
+    return out
+
 
 def _from_embedded(d: Diagnostic, literal, virtual: SourceFile, source: SourceFile) -> Diagnostic:
     """A diagnostic of C++ in a string, moved to its place in the Python file."""
@@ -370,11 +443,20 @@ def _from_embedded(d: Diagnostic, literal, virtual: SourceFile, source: SourceFi
                 break
             edits.append(Edit(literal.to_file(e.start), literal.to_file(e.end), e.replacement))
         fix = dataclasses.replace(fix, edits=tuple(edits)) if edits else None
+    guarded = d.guarded
+    if guarded:  # line numbers of the string -> of the Python file
+
+        def file_line(m: re.Match[str]) -> str:
+            offset = literal.to_file(lines.offset(int(m[1]), 0))
+            return f"at line {source.lines.position(offset, offset).line}"
+
+        guarded = re.sub(r"\bat line (\d+)", file_line, guarded)
     return dataclasses.replace(
         d,
         position=source.lines.position(start, end),
         message=f"{d.message} (C++ in a Python string)",
         fix=fix,
+        guarded=guarded,
     )
 
 

@@ -46,7 +46,12 @@ def choose_fixes(diagnostics: Iterable[Diagnostic], unsafe: bool) -> list[Fix]:
     chosen: list[Fix] = []
     for diag in sorted(diagnostics, key=lambda d: d.sort_key):
         fix = diag.fix
-        if fix is None or diag.guarded or (fix.safety is Safety.UNSAFE and not unsafe) or not fix.edits:
+        if (
+            fix is None
+            or diag.guarded
+            or (fix.safety is Safety.UNSAFE and not unsafe)
+            or not fix.edits
+        ):
             continue
         if any(fix.edits == c.edits for c in chosen):
             continue
@@ -151,7 +156,6 @@ def fix_paths(
     """Fix every file under `paths` (in parallel when there are many); write only files that
     change, atomically, from this process."""
     from cuda2rocm import runner
-    from cuda2rocm.build_context import python_sources, torch_built_dirs
     from cuda2rocm.discover import Problem, discover
 
     report = FixReport()
@@ -164,7 +168,7 @@ def fix_paths(
             report.errors += [(d.path, d.message) for d in early]
         else:
             read.append((index, item, data))
-    linter.torch_built_dirs = torch_built_dirs(python_sources(items, read))
+    runner.prepare(linter, items, read)
     work = [(item, data, unsafe) for _, item, data in read if linter.wants(item.language, data)]
     for (item, _, _), (outcome, error) in zip(
         work, runner.map_files(linter, _fix_one, work, jobs), strict=True

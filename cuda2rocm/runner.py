@@ -18,7 +18,7 @@ from pathlib import Path
 from cuda2rocm.build_context import python_sources, torch_built_dirs
 from cuda2rocm.cache import Cache, content_hash
 from cuda2rocm.discover import Found, Problem, discover
-from cuda2rocm.engine import Linter, LintResult, _general
+from cuda2rocm.engine import Linter, LintResult, Notice, _general, is_recovery_notice
 
 #: Below this many files to parse, a pool costs more than it saves.
 MIN_PARALLEL = 24
@@ -91,6 +91,35 @@ def _pool(linter: Linter, jobs: int) -> ProcessPoolExecutor:
     )
 
 
+def prepare(linter: Linter, items: list[Found], read: list[tuple[int, Found, bytes]]) -> None:
+    """Facts about the whole tree that per-file linting needs, computed once per run in this
+    process: the folders torch's extension build hipifies, and the project's own macros
+    (header #defines and build -D flags) for the preprocessor model."""
+    from cuda2rocm.context import build_defines
+    from cuda2rocm.context.project_macros import ProjectMacros
+
+    linter.torch_built_dirs = torch_built_dirs(python_sources(items, read))
+    have = {index: data for index, _, data in read}
+    texts: dict[str, str] = {}
+    builds: list[tuple[Path, str, bytes]] = []
+    for index, item in enumerate(items):
+        name = item.path.name
+        if item.language == "cuda" and index in have and b"#" in have[index]:
+            texts[item.display] = have[index].decode("utf-8", "replace")
+        elif name.endswith(".py") or name == "CMakeLists.txt" or name.endswith(".cmake"):
+            data = have.get(index)
+            if data is None:
+                try:
+                    data = item.path.read_bytes()
+                except OSError:
+                    continue
+            if any(t in data for t in build_defines.TOKENS) or b"definitions" in data:
+                builds.append((item.path, item.display, data))
+    linter.project_macros = ProjectMacros.build(
+        texts, build_defines.index(builds), linter.torch_built_for
+    )
+
+
 def run(
     linter: Linter,
     paths: Iterable[str | Path],
@@ -114,7 +143,7 @@ def run(
                 result.notices.append(notice)
         else:
             read.append((index, item, data))
-    linter.torch_built_dirs = torch_built_dirs(python_sources(items, read))
+    prepare(linter, items, read)
     pending: list[tuple[int, Found, bytes, str | None]] = []
     for index, item, data in read:
         if not linter.wants(item.language, data):
@@ -123,6 +152,8 @@ def run(
         if cache is not None:
             built = item.language == "cuda" and linter.torch_built_for(item.display)
             digest = content_hash(data) + ("+torch" if built else "")
+            if item.language == "cuda" or linter._may_embed(data):
+                digest += "+pp" + linter.project_macros.digest
         cached = cache.get(item.display, digest) if cache is not None else None
         if cached is not None:
             per_file[index] = cached
@@ -148,7 +179,10 @@ def run(
         cache.save()
     for diagnostics in per_file:
         for d in diagnostics:
-            (result.guarded if d.guarded else result.diagnostics).append(d)
+            if is_recovery_notice(d):
+                result.notices.append(Notice(d.path, d.message))
+            else:
+                (result.guarded if d.guarded else result.diagnostics).append(d)
     for problem in problems:
         result.diagnostics.append(_general("read-error", problem.display, problem.message))
     result.diagnostics.sort(key=lambda d: d.sort_key)

@@ -101,7 +101,7 @@ def test_build_context_decides_severity_and_fix():
     plain = [d for d in plain if d.rule == "hip-stream"]
     torch = [d for d in torch if d.rule == "hip-stream"]
     assert {d.severity for d in plain} == {Severity.WARNING} and all(d.fix for d in plain)
-    assert {d.severity for d in torch} == {Severity.INFO} and not any(d.fix for d in torch)
+    assert torch == []  # torch's hipify renames them: nothing to do, so no finding
 
 
 def test_hip_target_renames_tokens_exactly():

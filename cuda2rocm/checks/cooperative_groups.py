@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 
 from cuda2rocm.checks.warp_size_32 import number
-from cuda2rocm.frontends.cpp import CppRule, hip_excluded
+from cuda2rocm.frontends.cpp import CppRule
 from cuda2rocm.model import Severity
 
 GRID = frozenset({"this_grid", "this_multi_grid"})
@@ -75,7 +75,7 @@ class Rule(CppRule):
     def check(self) -> None:
         view = self.view
         for inc in view.includes:
-            if inc.name.startswith(MISSING_HEADERS) and not hip_excluded(view, inc.node):
+            if inc.name.startswith(MISSING_HEADERS):
                 self.report(
                     (inc.start, inc.end),
                     f"`<{inc.name}>` does not exist in HIP 5.2 (only "
@@ -84,7 +84,7 @@ class Rule(CppRule):
         groups: set[str] | None = None
         for node in view.identifiers:
             name = view.text(node)
-            if name in GRID and _called(node) and not hip_excluded(view, node):
+            if name in GRID and _called(node):
                 self.report(
                     node,
                     f"`{name}()`: grid-wide synchronisation needs a cooperative launch "
@@ -95,18 +95,17 @@ class Rule(CppRule):
             elif name in TILES and node.parent is not None:
                 self._tile(node, name)
             elif name in MISSING_FUNCTIONS and _in_cg_namespace(view, node):
-                if not hip_excluded(view, node):
-                    self.report(
-                        node.parent,
-                        f'`cooperative_groups::{name}` does not exist in HIP 5.2 (hipcc: "no '
-                        f"member named '{name}' in namespace 'cooperative_groups'\"); use "
-                        f"{MISSING_FUNCTIONS[name]}",
-                    )
+                self.report(
+                    node.parent,
+                    f'`cooperative_groups::{name}` does not exist in HIP 5.2 (hipcc: "no '
+                    f"member named '{name}' in namespace 'cooperative_groups'\"); use "
+                    f"{MISSING_FUNCTIONS[name]}",
+                )
             elif name in MISSING_MEMBERS and node.type == "field_identifier":
                 if groups is None:
                     groups = _group_variables(view)
                 receiver = _receiver(view, node)
-                if receiver in groups and not hip_excluded(view, node):
+                if receiver in groups:
                     self.report(
                         node,
                         f"`{receiver}.{name}()` is not provided by HIP 5.2's cooperative groups "
@@ -127,7 +126,7 @@ class Rule(CppRule):
                 "AMD CDNA GPUs; check code that treats the tile as the whole warp",
                 severity=Severity.INFO,
             )
-        elif size is not None and size > 32 and not hip_excluded(view, node):
+        elif size is not None and size > 32:
             wave32 = size == 64
             self.report(
                 node.parent,

@@ -16,7 +16,7 @@ No fix: the right size depends on the kernel and the device.
 
 from __future__ import annotations
 
-from cuda2rocm.frontends.cpp import CppRule, hip_excluded
+from cuda2rocm.frontends.cpp import CppRule
 from cuda2rocm.model import Severity
 
 AMD_LDS = 64 * 1024
@@ -34,14 +34,13 @@ class Rule(CppRule):
         for node in view.identifiers:
             name = view.text(node)
             if name == OPTIN_FIELD and node.type == "field_identifier":
-                if not hip_excluded(view, node):
-                    self.report(
-                        node,
-                        f"`{OPTIN_FIELD}` is not a member of HIP 5.2's hipDeviceProp_t (hipcc: "
-                        f"\"no member named '{OPTIN_FIELD}'\"); use `sharedMemPerBlock`, which "
-                        "is the whole LDS (64 KiB on gfx90a/gfx942) on AMD GPUs",
-                    )
-            elif name == OPTIN_ATTR and not hip_excluded(view, node):
+                self.report(
+                    node,
+                    f"`{OPTIN_FIELD}` is not a member of HIP 5.2's hipDeviceProp_t (hipcc: "
+                    f"\"no member named '{OPTIN_FIELD}'\"); use `sharedMemPerBlock`, which "
+                    "is the whole LDS (64 KiB on gfx90a/gfx942) on AMD GPUs",
+                )
+            elif name == OPTIN_ATTR:
                 self.report(
                     node,
                     f"`{OPTIN_ATTR}` maps to hipDeviceAttributeSharedMemPerBlockOptin, which HIP "
@@ -77,8 +76,6 @@ class Rule(CppRule):
         value = _constant(self.view, node)
         if value is None or value <= AMD_LDS:
             return False
-        if hip_excluded(self.view, node):
-            return True
         self.report(
             node,
             f"{what} is {value} bytes, more than the 64 KiB of LDS an AMD workgroup can use on "

@@ -1,16 +1,17 @@
 """hip-include: CUDA headers, mapped to their HIP counterparts, or errors when there is none.
 
 In sources torch's cpp_extension builds, torch's hipify rewrites mapped includes itself, so they
-are informational. Elsewhere the `portable` fix replaces CUDA runtime headers by the
-compatibility header (which includes the right headers for each compiler) and the `hip` fix
-rewrites the include to the HIP header from the name table. Headers with no HIP counterpart
-(WMMA's mma.h, libcu++ `cuda/...`, CUTLASS/CuTe, cuda_pipeline.h) are errors with no fix.
+are not reported (a finding is an action). Elsewhere the `portable` fix replaces CUDA runtime
+headers by the compatibility header (which includes the right headers for each compiler) and
+the `hip` fix rewrites the include to the HIP header from the name table. Headers with no HIP
+counterpart (WMMA's mma.h, libcu++ `cuda/...`, CUTLASS/CuTe, cuda_pipeline.h) are errors with
+no fix.
 """
 
 from __future__ import annotations
 
 from cuda2rocm import names
-from cuda2rocm.frontends.cpp import CppRule, hip_excluded
+from cuda2rocm.frontends.cpp import CppRule
 from cuda2rocm.model import Edit, Severity
 
 #: Not in the name table: headers of CUDA-only APIs (HIP kernel language docs; HIPIFY has no
@@ -18,6 +19,8 @@ from cuda2rocm.model import Edit, Severity
 UNPORTABLE_PREFIXES = ("cuda/", "cutlass/", "cute/")
 UNPORTABLE = frozenset({"mma.h", "cuda_pipeline.h", "cuda_pipeline_primitives.h"})
 #: Libraries whose headers other rules (or no rule) speak for.
+#: Headers whose uses wmma-cutlass also reports (it defers to the include: one finding).
+LIBRARIES = {"cutlass": "CUTLASS", "cute": "CuTe", "mma.h": "WMMA (nvcuda::wmma)"}
 SKIP_LIBRARIES = frozenset(
     {"dnn", "caffe2", "gloo", "nvtx", "nvml", "nccl", "other", "cub", "thrust"}
 )
@@ -27,7 +30,7 @@ class Rule(CppRule):
     def check(self) -> None:
         view = self.view
         for inc in view.includes:
-            if inc.name == self.ctx.compat_header or hip_excluded(view, inc.node):
+            if inc.name == self.ctx.compat_header:
                 continue
             row = names.header(inc.name)
             if row is None:
@@ -39,16 +42,12 @@ class Rule(CppRule):
             if not row.supported:
                 self._missing(inc, row.hip)
             elif view.torch_built:
-                self.report(
-                    (inc.start, inc.end),
-                    f"torch's ROCm build hipifies <{inc.name}> to <{row.hip}>; leave it as it is",
-                    severity=Severity.INFO,
-                    data={"cuda_name": inc.name},
-                )
+                continue  # torch's hipify rewrites it: nothing to do (a finding is an action)
             else:
                 self._port(inc, row)
 
     def _missing(self, inc, hip: str) -> None:
+        library = LIBRARIES.get(inc.name.split("/", 1)[0] if "/" in inc.name else inc.name, "")
         note = f" (HIPIFY's <{hip}> is not in the HIP headers)" if hip else ""
         self.report(
             (inc.start, inc.end),
@@ -56,7 +55,7 @@ class Rule(CppRule):
             "(rocWMMA, composable_kernel, hipBLASLt, or a plain fallback under "
             "__HIP_PLATFORM_AMD__)",
             severity=Severity.ERROR,
-            data={"cuda_name": inc.name},
+            data={"cuda_name": inc.name, **({"library": library} if library else {})},
         )
 
     def _port(self, inc, row) -> None:

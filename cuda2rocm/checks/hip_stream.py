@@ -2,15 +2,18 @@
 
 The name table (HIPIFY + torch's hipify, checked against the HIP headers) says whether HIP has
 each name. Names with no HIP counterpart are errors everywhere. Supported names are reported
-once per file: as information in sources torch's cpp_extension hipifies (renaming by hand would
-break the CUDA build), as a port to do elsewhere. The `portable` fix includes the
-compatibility header, which maps the name under hipcc; the `hip` fix renames every use.
+once per file, as a port to do, except in sources torch's cpp_extension hipifies: there nothing
+needs to change (renaming by hand would break the CUDA build), so nothing is reported. The
+`portable` fix includes the compatibility header, which maps the name under hipcc; the `hip`
+fix renames every use.
 """
 
 from __future__ import annotations
 
+import bisect
+
 from cuda2rocm import names
-from cuda2rocm.frontends.cpp import CppRule, hip_excluded
+from cuda2rocm.frontends.cpp import CppRule, live_first
 from cuda2rocm.model import Edit, Safety, Severity
 
 
@@ -18,11 +21,16 @@ class Rule(CppRule):
     def check(self) -> None:
         view = self.view
         uses: dict[str, list[tuple[int, int]]] = {}
+        tested = sorted((c.start_byte, c.end_byte) for _, c in view.conditions)
+        starts = [t[0] for t in tested]
         for node in view.identifiers:
             if node.type == "field_identifier":
                 continue
+            i = bisect.bisect_right(starts, node.start_byte) - 1
+            if i >= 0 and node.end_byte <= tested[i][1]:
+                continue  # a macro an #if tests: nvcc-only-guard / cuda-*-macro speak for it
             name = view.text(node)
-            if names.api_name(name) is None or hip_excluded(view, node):
+            if names.api_name(name) is None:
                 continue
             uses.setdefault(name, []).append(view.span(node))
         for token in view.macro_tokens:
@@ -31,6 +39,7 @@ class Rule(CppRule):
         has_compat = view.includes_header(self.ctx.compat_header)
         for name, spans in uses.items():
             spans.sort()
+            spans = live_first(view, spans)
             row = names.api_name(name)
             times = f" ({len(spans)} uses)" if len(spans) > 1 else ""
             data = {"cuda_name": name}
@@ -47,13 +56,7 @@ class Rule(CppRule):
                     data=data,
                 )
             elif view.torch_built:
-                self.report(
-                    spans[0],
-                    f"torch's ROCm build hipifies `{name}` to `{row.hip}`{times}; do not rename "
-                    "it by hand (that would break the CUDA build)",
-                    severity=Severity.INFO,
-                    data=data,
-                )
+                continue  # torch's hipify renames it: nothing to do (a finding is an action)
             elif self.ctx.target == "hip":
                 edits = [Edit(s, e, row.hip) for s, e in spans]
                 safety = Safety.UNSAFE if row.status == "deprecated" else Safety.SAFE

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from cuda2rocm.frontends.cpp import CppRule, hip_excluded
+from cuda2rocm.frontends.cpp import CppRule
 
 _OPCODES = (
     "ld|ldu|st|mov|cvt|cvta|mma|wmma|ldmatrix|stmatrix|cp|shfl|membar|fence|bar|barrier|red|"
@@ -34,7 +34,7 @@ class Rule(CppRule):
             if template is None:
                 continue
             found = PTX.search(self.view.text(template))
-            if found is None or hip_excluded(self.view, node):
+            if found is None:
                 continue
             self.report(
                 node,

@@ -18,7 +18,7 @@ from pathlib import Path
 import libcst as cst
 
 from cuda2rocm.frontends import python as _py
-from cuda2rocm.frontends.cpp import CppRule, hip_excluded
+from cuda2rocm.frontends.cpp import CppRule, live_first
 from cuda2rocm.frontends.python_build import under_vendor_test
 from cuda2rocm.model import Severity
 
@@ -31,7 +31,7 @@ class Rule(CppRule):
     def check(self) -> None:
         view = self.view
         for inc in view.includes:
-            if inc.name in ("cudnn.h", "cudnn_frontend.h") and not hip_excluded(view, inc.node):
+            if inc.name in ("cudnn.h", "cudnn_frontend.h"):
                 self.report(
                     (inc.start, inc.end),
                     f"<{inc.name}> does not exist on ROCm and torch's hipify does not map it; "
@@ -40,13 +40,10 @@ class Rule(CppRule):
         uses: dict[str, list] = {}
         for node in view.identifiers:
             name = view.text(node)
-            if (
-                node.type in ("identifier", "type_identifier")
-                and name.startswith(DNN + BLAS)
-                and not hip_excluded(view, node)
-            ):
+            if node.type in ("identifier", "type_identifier") and name.startswith(DNN + BLAS):
                 uses.setdefault(name, []).append(node)
         for name, nodes in uses.items():
+            nodes = live_first(view, nodes)
             times = f" ({len(nodes)} uses)" if len(nodes) > 1 else ""
             if name.startswith(DNN):
                 self.report(

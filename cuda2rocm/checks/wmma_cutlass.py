@@ -7,7 +7,7 @@ file (with the number of uses), never inside branches no HIP build compiles.
 
 from __future__ import annotations
 
-from cuda2rocm.frontends.cpp import CppRule, hip_excluded
+from cuda2rocm.frontends.cpp import CppRule, live_first
 
 NAMESPACES = {
     "nvcuda": "WMMA (nvcuda::wmma)",
@@ -27,20 +27,21 @@ class Rule(CppRule):
                 continue
             if name == "wmma" and _qualified_by(view, node) == "nvcuda":
                 continue
-            if not hip_excluded(view, node):
-                uses.setdefault(NAMESPACES[name], []).append(node)
+            uses.setdefault(NAMESPACES[name], []).append(node)
         for node in view.using:
             text = view.text(node)
             for name, what in NAMESPACES.items():
-                if f"namespace {name}" in text and not hip_excluded(view, node):
+                if f"namespace {name}" in text:
                     uses.setdefault(what, []).insert(0, node)
         for what, nodes in uses.items():
             nodes.sort(key=lambda n: n.start_byte)
+            nodes = live_first(view, nodes)
             times = f" ({len(nodes)} uses)" if len(nodes) > 1 else ""
             self.report(
                 nodes[0],
                 f"{what} has no HIP counterpart{times}; give this code a ROCm path (rocWMMA, "
                 "composable_kernel, hipBLASLt, or an ATen/Triton fallback under USE_ROCM)",
+                data={"library": what},
             )
 
 

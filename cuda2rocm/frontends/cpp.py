@@ -13,7 +13,7 @@ from __future__ import annotations
 import bisect
 import functools
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 import tree_sitter
@@ -117,6 +117,9 @@ class CppView:
     using: list[tree_sitter.Node] = field(default_factory=list)
     macro_tokens: list[MacroToken] = field(default_factory=list)
     first_error: tree_sitter.Node | None = None
+    #: Which lines the HIP passes of a ROCm build compile (context.preprocessor.LineModel);
+    #: set by the engine before rules run, None elsewhere.
+    line_model: object | None = None
 
     def __post_init__(self) -> None:
         text = self.source.text
@@ -354,64 +357,25 @@ HIP_MACROS = frozenset(
         "__HIP_DEVICE_COMPILE__",
     }
 )
-CUDA_ONLY_MACROS = frozenset({"__CUDA_ARCH__", "__NVCC__", "__CUDACC__", "__CUDACC_VER_MAJOR__"})
-_BRANCHES = frozenset({"preproc_if", "preproc_ifdef", "preproc_elif", "preproc_elifdef"})
 
 
-def under_hip(view: CppView, cond: tree_sitter.Node, negate: bool = False) -> bool | None:
-    """The value of a preprocessor condition in a HIP build, or None when it depends on more."""
-    kind = cond.type
-    value: bool | None = None
-    if kind == "identifier":
-        name = view.text(cond)
-        value = True if name in HIP_MACROS else False if name in CUDA_ONLY_MACROS else None
-    elif kind == "preproc_defined":
-        ids = [c for c in cond.children if c.type == "identifier"]
-        value = under_hip(view, ids[0]) if ids else None
-    elif kind == "parenthesized_expression" and cond.named_child_count == 1:
-        value = under_hip(view, cond.named_children[0])
-    elif kind == "unary_expression" and view.text(cond.child(0)) == "!":
-        inner = under_hip(view, cond.child_by_field_name("argument"))
-        value = None if inner is None else not inner
-    elif kind == "binary_expression":
-        op = view.text(cond.child_by_field_name("operator"))
-        left = under_hip(view, cond.child_by_field_name("left"))
-        right = under_hip(view, cond.child_by_field_name("right"))
-        if op == "&&":
-            value = False if False in (left, right) else True if left and right else None
-        elif op == "||":
-            value = True if True in (left, right) else False if left is False is right else None
-        elif cond.child_by_field_name("left").type == "identifier" and left is False:
-            value = None  # `__CUDA_ARCH__ >= 800`: undefined is 0, leave it to the rule
-    if value is None or not negate:
-        return value
-    return not value
+def hip_excluded(view: CppView, node: tree_sitter.Node | tuple[int, int]) -> bool:
+    """Whether no HIP pass of a ROCm build compiles `node` (the preprocessor model says so)."""
+    if view.line_model is None:
+        return False
+    if isinstance(node, tree_sitter.Node):
+        line = node.start_point[0] + 1
+    else:
+        line = view.source.lines.position(node[0], node[0]).line
+    return view.line_model.value(line) is False
 
 
-def _branch_value(view: CppView, branch: tree_sitter.Node) -> bool | None:
-    """Under HIP, is the body of this #if/#ifdef/#elif taken?"""
-    if branch.type in ("preproc_ifdef", "preproc_elifdef"):
-        name = branch.child_by_field_name("name")
-        negate = view.text(branch.child(0)) in ("#ifndef", "#elifndef")
-        return None if name is None else under_hip(view, name, negate)
-    cond = branch.child_by_field_name("condition")
-    return None if cond is None else under_hip(view, cond)
-
-
-def hip_excluded(view: CppView, node: tree_sitter.Node) -> bool:
-    """Whether the preprocessor branches around `node` leave it out of every HIP build."""
-    child = node
-    for parent in ancestors(node):
-        if parent.type in _BRANCHES:
-            alternative = parent.child_by_field_name("alternative")
-            taken = _branch_value(view, parent)
-            in_alternative = alternative is not None and child == alternative
-            if not in_alternative and taken is False:
-                return True
-            if in_alternative and taken is True:
-                return True
-        child = parent
-    return False
+def live_first(view: CppView, items: list) -> list:
+    """The items (nodes or spans) a HIP pass may compile, or all of them when none is: a rule
+    that reports a name once per file points at a use ROCm compiles, and a finding whose every
+    use is skipped lands on a skipped line (where the engine marks it guarded)."""
+    live = [i for i in items if not hip_excluded(view, i)]
+    return live or items
 
 
 def ancestors(node: tree_sitter.Node) -> Iterator[tree_sitter.Node]:
@@ -422,16 +386,22 @@ def ancestors(node: tree_sitter.Node) -> Iterator[tree_sitter.Node]:
 
 
 def run_rules(
-    source: SourceFile, rules: Iterable[tuple[RuleSpec, type[CppRule]]], ctx: CppContext
+    source: SourceFile,
+    rules: Iterable[tuple[RuleSpec, type[CppRule]]],
+    ctx: CppContext,
+    line_model: Callable[[CppView], object] | None = None,
 ) -> tuple[CppView, list[Diagnostic], list[tuple[RuleSpec, BaseException]]]:
     """Parse once, run every rule on the same view; a rule that raises loses its findings.
 
     Generated files are not linted: our compatibility header (it spells CUDA names on purpose)
-    and files torch's hipify wrote.
+    and files torch's hipify wrote. `line_model(view)` gives the preprocessor model rules
+    consult through `hip_excluded`.
     """
     view = parse(source)
     if ctx.torch_built is not None:
         view.torch_built = ctx.torch_built
+    if line_model is not None:
+        view.line_model = line_model(view)
     if any(marker in source.text[:2000] for marker in GENERATED_MARKERS):
         return view, [], []
     found: list[Diagnostic] = []

@@ -1,0 +1,303 @@
+"""Macros a project's build defines only for ROCm, only for CUDA, or always; read, never run.
+
+- setup.py and other build scripts (Python, parsed with `ast`): `define_macros` tuples and
+  `-DNAME[=value]` strings (`extra_compile_args`, flag lists), each under the `if`s around it.
+  An `if` is judged by what it tests on a ROCm build: names and attributes that speak of HIP or
+  ROCm (`IS_HIP_EXTENSION`, `torch.version.hip`, `is_rocm_pytorch`, `ROCM_HOME`, and names
+  assigned from them) are true, `torch.version.cuda` is None; `not`, `and`, `or`, `is (not)
+  None` combine them; anything else is unknown. detectron2's
+  `if not is_rocm_pytorch: define_macros += [("WITH_CUDA", None)] else: [("WITH_HIP", None)]`
+  gives WITH_CUDA: CUDA only, WITH_HIP: ROCm.
+- CMake (`CMakeLists.txt`, `*.cmake`, line-based): `add_definitions(-DX)`,
+  `add_compile_definitions(X)`, `target_compile_definitions(t PUBLIC X)` and `-DX` in flag
+  variables, under `if()/elseif()/else()` whose condition names HIP/ROCm (true on ROCm) or a
+  `USE_CUDA`/`WITH_CUDA`-style build switch (false on ROCm).
+
+A macro defined for ROCm anywhere is defined (with its value when it is a literal); one defined
+only on CUDA paths is not defined by the build on ROCm; one under an unknown condition is unknown.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from cuda2rocm.context.preprocessor import UNKNOWN, Tri, Val
+
+_HIPPY = re.compile(r"(?i)(?<![a-z])hip(?![a-z]{2})|rocm|(?<![a-z])amd(?![a-z])")
+_FLAG = re.compile(r"^-D([A-Za-z_]\w*)(?:=(.*))?$")
+_CMAKE_FLAG = re.compile(r"(?<![\w$])-D([A-Za-z_]\w*)(?:=([^\s\")]*))?")
+_CUDA_SWITCH = re.compile(r"\b(?:USE|WITH|BUILD|ENABLE)_CUDA\b")
+TOKENS = (b"define_macros", b"-D")
+
+
+@dataclass
+class BuildDefines:
+    #: name -> defined for ROCm builds (value, citation).
+    rocm: dict[str, Val] = field(default_factory=dict)
+    #: name -> citation of a definition on a CUDA-only path (not defined for ROCm by the build).
+    cuda_only: dict[str, str] = field(default_factory=dict)
+    #: Names defined under conditions of unknown value on ROCm.
+    unknown: set[str] = field(default_factory=set)
+
+    def add(self, name: str, value: str | None, rocm: Tri, where: str) -> None:
+        if rocm is False:
+            self.cuda_only.setdefault(name, f"`-D{name}` is passed only to CUDA builds ({where})")
+            return
+        if rocm is None:
+            self.unknown.add(name)
+            return
+        number = _literal(value)
+        val = Val(True, number, number) if number is not None else Val(True)
+        why = f"`-D{name}` is passed to ROCm builds ({where})"
+        old = self.rocm.get(name)
+        if old is not None and (old.lo, old.hi) != (val.lo, val.hi):
+            val = Val(True)  # two values: defined, value unknown
+        self.rocm[name] = Val(True, val.lo, val.hi, why)
+
+    def settle(self) -> BuildDefines:
+        """A name both unknown and ROCm-defined stays ROCm-defined; unknown beats CUDA-only."""
+        for name in list(self.cuda_only):
+            if name in self.rocm or name in self.unknown:
+                del self.cuda_only[name]
+        self.unknown -= set(self.rocm)
+        return self
+
+    def facts(self) -> tuple:
+        return (
+            sorted((n, v.lo, v.hi) for n, v in self.rocm.items()),
+            sorted(self.cuda_only),
+            sorted(self.unknown),
+        )
+
+
+def _literal(value: str | None) -> int | None:
+    if value is None or value == "":
+        return 1  # `-DX` and ("X", None) define X as 1
+    try:
+        return int(value.strip().rstrip("uUlL"), 0)
+    except ValueError:
+        return None
+
+
+# -- Python build scripts ----------------------------------------------------------------------
+class _Judge:
+    """Three-valued "is this test true on a ROCm build?" with names assigned from HIP tests."""
+
+    def __init__(self) -> None:
+        self.hip_names: set[str] = set()
+
+    def dotted(self, node: ast.AST) -> str:
+        if isinstance(node, ast.Name):
+            return node.id
+        if isinstance(node, ast.Attribute):
+            return f"{self.dotted(node.value)}.{node.attr}"
+        if isinstance(node, ast.Call):
+            return self.dotted(node.func)
+        return ""
+
+    def value(self, node: ast.AST) -> Tri:
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            inner = self.value(node.operand)
+            return None if inner is None else not inner
+        if isinstance(node, ast.BoolOp):
+            values = [self.value(v) for v in node.values]
+            if isinstance(node.op, ast.And):
+                return False if False in values else True if all(values) else None
+            return True if True in values else False if all(v is False for v in values) else None
+        if isinstance(node, ast.Compare) and len(node.ops) == 1:
+            left, right, op = node.left, node.comparators[0], node.ops[0]
+            if isinstance(right, ast.Constant) and right.value is None:
+                inner = self.value(left)
+                if inner is None:
+                    return None
+                return inner if isinstance(op, ast.IsNot) else not inner
+            if isinstance(right, ast.Constant) and isinstance(right.value, str):
+                said = _HIPPY.search(right.value) is not None
+                if isinstance(op, (ast.Eq, ast.NotEq)) and said:
+                    return isinstance(op, ast.Eq)
+            return None
+        name = self.dotted(node)
+        if not name:
+            return None
+        if name == "torch.version.cuda":
+            return False  # None on ROCm
+        if name in self.hip_names or _HIPPY.search(name.split(".")[-1]):
+            return True
+        return None
+
+    def learn(self, stmt: ast.stmt) -> None:
+        """`IS_ROCM = torch.version.hip is not None` makes IS_ROCM a HIP test."""
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+            target = stmt.targets[0]
+            if isinstance(target, ast.Name) and self.value(stmt.value) is True:
+                self.hip_names.add(target.id)
+
+
+def _and(path: list[Tri]) -> Tri:
+    """Value on ROCm of a path of nested conditions (outermost first). Unknown conditions
+    around a ROCm test are taken as "the GPU build happens" (detectron2's
+    `if torch.cuda.is_available() ...:` around `if is_rocm_pytorch:`); unknown ones inside it
+    (`if(USE_ROCBLAS)`, an option) keep the definition unknown."""
+    if False in path:
+        return False
+    if not path:
+        return True
+    last = max((i for i, v in enumerate(path) if v is True), default=-1)
+    return True if last >= 0 and all(v is True for v in path[last:]) else None
+
+
+def python_defines(text: str, where: str, out: BuildDefines) -> None:
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return
+    judge = _Judge()
+
+    def visit(body: Iterable[ast.stmt], path: list[Tri]) -> None:
+        for stmt in body:
+            judge.learn(stmt)
+            if isinstance(stmt, ast.If):
+                test = judge.value(stmt.test)
+                visit(stmt.body, [*path, test])
+                visit(stmt.orelse, [*path, None if test is None else not test])
+                continue
+            nested = [
+                getattr(stmt, a)
+                for a in ("body", "orelse", "finalbody", "handlers")
+                if isinstance(getattr(stmt, a, None), list)
+            ]
+            if nested:
+                for block in nested:
+                    items = block
+                    if block and isinstance(block[0], ast.ExceptHandler):
+                        items = [s for h in block for s in h.body]
+                    visit(items, path)
+                heads = [getattr(stmt, a) for a in ("test", "iter", "items") if hasattr(stmt, a)]
+                _collect(heads, path, judge, where, out)
+                continue
+            _collect([stmt], path, judge, where, out)
+
+    visit(tree.body, [])
+
+
+def _collect(nodes, path: list[Tri], judge: _Judge, where: str, out: BuildDefines) -> None:
+    for root in nodes:
+        if root is None:
+            continue
+        macros_context = "macro" in ast.dump(root).lower() if isinstance(root, ast.AST) else False
+        stack: list[tuple[ast.AST, list[Tri]]] = [(root, path)] if isinstance(root, ast.AST) else []
+        while stack:
+            node, here = stack.pop()
+            if isinstance(node, ast.IfExp):
+                test = judge.value(node.test)
+                stack.append((node.body, [*here, test]))
+                stack.append((node.orelse, [*here, None if test is None else not test]))
+                stack.append((node.test, here))
+                continue
+            line = f"{where}:{getattr(node, 'lineno', '?')}"
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                m = _FLAG.match(node.value.strip())
+                if m:
+                    out.add(m.group(1), m.group(2), _and(here), line)
+            elif (
+                macros_context
+                and isinstance(node, ast.Tuple)
+                and len(node.elts) == 2
+                and isinstance(node.elts[0], ast.Constant)
+                and isinstance(node.elts[0].value, str)
+                and re.fullmatch(r"[A-Za-z_]\w*", node.elts[0].value)
+                and isinstance(node.elts[1], ast.Constant)
+                and (node.elts[1].value is None or isinstance(node.elts[1].value, str))
+            ):
+                out.add(node.elts[0].value, node.elts[1].value, _and(here), line)
+                continue
+            stack.extend((c, here) for c in ast.iter_child_nodes(node))
+
+
+# -- CMake -------------------------------------------------------------------------------------
+_CMAKE_COMMAND = re.compile(r"^\s*(\w+)\s*\((.*)$")
+_DEFINITIONS = {"add_compile_definitions", "target_compile_definitions"}
+
+
+def _cmake_value(condition: str) -> Tri:
+    negated = bool(re.match(r"\s*NOT\b", condition))
+    body = re.sub(r"^\s*NOT\b", "", condition)
+    if re.search(r"\b(AND|OR)\b", body):
+        return None
+    if _HIPPY.search(body):
+        value: Tri = True
+    elif _CUDA_SWITCH.search(body):
+        value = False
+    else:
+        return None
+    return (not value) if negated else value
+
+
+def cmake_defines(text: str, where: str, out: BuildDefines) -> None:
+    stack: list[tuple[Tri, Tri]] = []  # (value of the current branch, any earlier taken)
+    lines = text.splitlines()
+    i = 0
+    while i < len(lines):
+        raw = lines[i].split("#", 1)[0]
+        lineno = i + 1
+        i += 1
+        m = _CMAKE_COMMAND.match(raw)
+        if m is None:
+            continue
+        command, args = m.group(1).lower(), m.group(2)
+        while args.count("(") + 1 > args.count(")") and i < len(lines):  # multi-line call
+            args += " " + lines[i].split("#", 1)[0]
+            i += 1
+        inner = args.rsplit(")", 1)[0]
+        if command == "if":
+            v = _cmake_value(inner)
+            stack.append((v, v))
+        elif command == "elseif" and stack:
+            _, taken = stack[-1]
+            v = _cmake_value(inner)
+            branch = False if taken is True else v
+            stack[-1] = (branch, True if True in (taken, v) else None)
+        elif command == "else" and stack:
+            _, taken = stack[-1]
+            stack[-1] = (None if taken is None else not taken, True)
+        elif command == "endif" and stack:
+            stack.pop()
+        else:
+            path = [s[0] for s in stack]
+            names: list[tuple[str, str | None]] = [
+                (f.group(1), f.group(2)) for f in _CMAKE_FLAG.finditer(inner)
+            ]
+            if command in _DEFINITIONS:
+                words = inner.replace('"', " ").split()
+                if command == "target_compile_definitions":
+                    words = words[1:]
+                for w in words:
+                    if w in ("PUBLIC", "PRIVATE", "INTERFACE") or w.startswith("-D"):
+                        continue
+                    mm = re.fullmatch(r"([A-Za-z_]\w*)(?:=(.*))?", w)
+                    if mm:
+                        names.append((mm.group(1), mm.group(2)))
+            for name, value in names:
+                out.add(name, value, _and(path), f"{where}:{lineno}")
+
+
+def index(files: Iterable[tuple[Path, str, bytes]]) -> BuildDefines:
+    """Build flags from (path, display path, bytes) of the run's build scripts."""
+    out = BuildDefines()
+    for path, display, data in files:
+        name = path.name
+        if name.endswith(".py"):
+            if b"define_macros" in data or b'"-D' in data or b"'-D" in data:
+                python_defines(data.decode("utf-8", "replace"), display, out)
+        elif (name == "CMakeLists.txt" or name.endswith(".cmake")) and (
+            b"-D" in data or b"definitions" in data
+        ):
+            cmake_defines(data.decode("utf-8", "replace"), display, out)
+    return out.settle()
+
+
+__all__ = ["UNKNOWN", "BuildDefines", "cmake_defines", "index", "python_defines"]

@@ -1,0 +1,179 @@
+"""The project's own macros, read once per run: header `#define`s and build `-D` flags.
+
+Two kinds of facts feed the preprocessor model (`preprocessor.py`):
+
+- **Headers.** Every C/C++ file of the run is scanned per ROCm pass (with the compiler facts and
+  the build's flags, never with these project facts, so there is no circularity). A macro whose
+  every `#define` sits in code the HIP pass skips (`#ifndef __HIP_PLATFORM_AMD__` /
+  `#define PTX_AVAILABLE`) is undefined on ROCm; one with a `#define` that may be compiled is
+  unknown, unless the file includes the defining header, in which case the header's end state
+  (`#ifdef __HIP_PLATFORM_AMD__ / #define WARP 64`) applies from the `#include` on.
+- **Build flags** (`build_defines.py`): `-DX` / `define_macros` that setup.py or CMake passes only
+  for ROCm (defined), only for CUDA (not defined by the build), or always.
+
+The facts are a pure function of the files' bytes, so `digest` (part of every C++ file's cache
+key) changes exactly when a header or a build file changes what the model would say.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+
+from cuda2rocm.context import build_defines, preprocessor
+from cuda2rocm.context.preprocessor import PASSES, UNKNOWN, Val
+
+#: An include chain deeper than this is treated as unknown (and cycles are cut).
+MAX_DEPTH = 40
+
+
+def _norm(path: str) -> str:
+    return os.path.normpath(path).replace(os.sep, "/")
+
+
+@dataclass
+class ProjectMacros:
+    #: path -> text of every C/C++ file of the run (dropped after `build`).
+    texts: dict[str, str] = field(default_factory=dict)
+    torch_built: Callable[[str], bool] | None = None
+    defines: build_defines.BuildDefines = field(default_factory=build_defines.BuildDefines)
+    #: pass -> macro -> (may some #define of it be compiled, first site "path:line").
+    sites: dict[str, dict[str, tuple[bool, str]]] = field(default_factory=dict)
+    #: (path, pass) -> the macro state at the end of that header.
+    states: dict[tuple[str, str], dict[str, Val]] = field(default_factory=dict)
+    #: basename -> paths, for includes not found beside the includer.
+    by_name: dict[str, list[str]] = field(default_factory=dict)
+    paths: frozenset[str] = frozenset()
+    digest: str = ""
+
+    # -- building ------------------------------------------------------------------------------
+    @classmethod
+    def build(
+        cls,
+        texts: Mapping[str, str],
+        defines: build_defines.BuildDefines,
+        torch_built: Callable[[str], bool] | None = None,
+    ) -> ProjectMacros:
+        self = cls(
+            texts={_norm(p): t for p, t in texts.items() if "#" in t},
+            torch_built=torch_built,
+            defines=defines,
+        )
+        self.paths = frozenset(self.texts)
+        for path in self.texts:
+            self.by_name.setdefault(PurePosixPath(path).name, []).append(path)
+        self.sites = {p: {} for p in PASSES}
+        self._in_progress: set[tuple[str, str]] = set()
+        for path, text in self.texts.items():
+            if "define" not in text:
+                continue
+            built = bool(torch_built and torch_built(path))
+            for p in preprocessor.passes_for(path, built):
+                scan = self._scan(path, p)
+                for name, line, live in scan.defines:
+                    may, where = self.sites[p].get(name, (False, ""))
+                    if not where or (live is not False and not may):
+                        where = f"{path}:{line}"
+                    self.sites[p][name] = (may or live is not False, where)
+        del self._in_progress
+        self.texts = {}
+        self.torch_built = None
+        self.digest = self._digest()
+        return self
+
+    def _scan(self, path: str, pass_name: str) -> preprocessor.Scan:
+        built = bool(self.torch_built and self.torch_built(path))
+        lookup = self._build_lookup(pass_name, preprocessor.base_lookup(pass_name, built))
+        scan = preprocessor.scan(
+            self.texts[path],
+            lookup,
+            path,
+            self._resolve_building,
+            pass_name,
+            preprocessor.hipify_renames(built),
+        )
+        self.states[(path, pass_name)] = scan.state
+        return scan
+
+    def _resolve_building(self, include: str, includer: str, pass_name: str):
+        target = self._find(include, includer)
+        if target is None:
+            return None
+        key = (target, pass_name)
+        if key in self.states:
+            return self.states[key]
+        if key in self._in_progress or len(self._in_progress) > MAX_DEPTH:
+            return None
+        self._in_progress.add(key)
+        try:
+            return self._scan(target, pass_name).state
+        finally:
+            self._in_progress.discard(key)
+
+    def _find(self, include: str, includer: str) -> str | None:
+        """The project file an `#include` names: beside the includer, else the one file of the
+        run whose path ends with it (several candidates: unknown)."""
+        beside = _norm(os.path.join(os.path.dirname(includer), include))
+        if beside in self.paths:
+            return beside
+        suffix = "/" + _norm(include).lstrip("./")
+        candidates = [
+            p
+            for p in self.by_name.get(PurePosixPath(include).name, ())
+            if ("/" + p).endswith(suffix)
+        ]
+        return candidates[0] if len(candidates) == 1 else None
+
+    def _digest(self) -> str:
+        h = hashlib.sha256()
+        h.update(repr(self.defines.facts()).encode())
+        for p in PASSES:
+            h.update(repr(sorted(self.sites[p].items())).encode())
+        for key in sorted(self.states):
+            h.update(repr((key, sorted(self.states[key].items()))).encode())
+        return h.hexdigest()[:16]
+
+    # -- use -----------------------------------------------------------------------------------
+    def resolve(self, include: str, includer: str, pass_name: str) -> Mapping[str, Val] | None:
+        target = self._find(include, _norm(includer))
+        return None if target is None else self.states.get((target, pass_name))
+
+    def lookup(self, pass_name: str, below: Callable[[str], Val]) -> Callable[[str], Val]:
+        """Facts for one pass: build flags, then project headers, then `below` (compiler)."""
+        sites = self.sites.get(pass_name, {})
+        defined = self.defines
+
+        def fact(name: str) -> Val:
+            flag = defined.rocm.get(name)
+            if flag is not None:
+                return flag
+            if name in defined.unknown:
+                return UNKNOWN
+            site = sites.get(name)
+            if site is not None and site[0]:
+                return UNKNOWN
+            base = self._build_lookup(pass_name, below)(name)
+            if site is not None and base.defined is None:
+                return Val(False, 0, 0, f"`{name}` is defined only where ROCm skips it, {site[1]}")
+            return base
+
+        return fact
+
+    def _build_lookup(self, pass_name: str, below: Callable[[str], Val]) -> Callable[[str], Val]:
+        defined = self.defines
+
+        def fact(name: str) -> Val:
+            flag = defined.rocm.get(name)
+            if flag is not None:
+                return flag
+            if name in defined.unknown:
+                return UNKNOWN
+            base = below(name)
+            if name in defined.cuda_only and base.defined is None:
+                return Val(False, 0, 0, defined.cuda_only[name])
+            return base
+
+        return fact
