@@ -170,6 +170,11 @@ def main() -> None:
 )
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
 @click.option("--no-frames", is_flag=True, help="Text format: no code frames.")
+@click.option(
+    "--show-guarded",
+    is_flag=True,
+    help="Also list findings in code ROCm provably never compiles or runs, with the reason.",
+)
 def lint(paths, **opts) -> None:
     """Report what breaks or misbehaves on ROCm under PATHS (default: the current directory)."""
     from cuda2rocm import baseline as baselines
@@ -187,7 +192,14 @@ def lint(paths, **opts) -> None:
         if filtered.stale:
             footer += f", {filtered.stale} entries no longer match (fixed or changed code)"
         footer += "."
-    _emit(result, opts["fmt"], opts["output"], opts["statistics"], opts["no_frames"])
+    _emit(
+        result,
+        opts["fmt"],
+        opts["output"],
+        opts["statistics"],
+        opts["no_frames"],
+        opts["show_guarded"],
+    )
     if footer:
         click.echo(footer, err=True)
     sys.exit(0 if opts["exit_zero"] or not result.diagnostics else 1)
@@ -220,7 +232,14 @@ def _lint_with_progress(session: _Session):
         return session.lint(lambda done, total: progress.update(task, completed=done, total=total))
 
 
-def _emit(result, fmt: str, output: str | None, statistics: bool, no_frames: bool) -> None:
+def _emit(
+    result,
+    fmt: str,
+    output: str | None,
+    statistics: bool,
+    no_frames: bool,
+    show_guarded: bool = False,
+) -> None:
     from rich.console import Console
 
     sink = open(output, "w", encoding="utf-8") if output else None  # noqa: SIM115
@@ -237,6 +256,16 @@ def _emit(result, fmt: str, output: str | None, statistics: bool, no_frames: boo
             from cuda2rocm.report import text
 
             text.render(result, console, show_frames=not no_frames)
+            if show_guarded:
+                text.render_guarded(result, console)
+        elif show_guarded and fmt in ("json", "concise"):
+            from cuda2rocm.report import concise, json_format
+
+            if fmt == "json":
+                _write(json_format.render(result, show_guarded=True), sink)
+            else:
+                _write(concise.render(result), sink)
+                _write(concise.render_guarded(result), sink)
         else:
             from importlib import import_module
 

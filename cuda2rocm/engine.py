@@ -22,6 +22,8 @@ from cuda2rocm.sources import SourceError, SourceFile
 
 #: Languages of the text front-end (frontends/text.py, imported only when such a file is linted).
 TEXT_LANGUAGES = ("cmake", "requirements", "dockerfile", "shell")
+#: The tool's own trouble is always reported, wherever it happens.
+NEVER_GUARDED = frozenset({"internal-error", "read-error"})
 BUG_HINT = "this is a bug in cuda2rocm; please report it with the file that triggers it"
 
 
@@ -99,6 +101,12 @@ class Linter:
         #: The project's own macros (header #defines, build -D flags) for the preprocessor
         #: model: a context.project_macros.ProjectMacros set by the runner, or None.
         self.project_macros = None
+        #: Flags and helpers with a known value on ROCm, per Python module of the run (set by
+        #: the runner): `from .utils import IS_ROCM` in another file is understood.
+        self.python_index = None
+        #: What the run's build files compile only for CUDA, and other accelerators' files
+        #: (set by the runner; `cuda2rocm.context.build`).
+        self.build_membership = None
         self._checks = _Checks({r.id: r for r in self.rules if r.step != 0})
         self._prefilter: dict[str, tuple[re.Pattern[bytes] | None, list[RuleSpec]]] = {}
 
@@ -161,6 +169,7 @@ class Linter:
             found = self._lint_text(source, checks)
         if source.language == "python" and any(t.decode() in source.text for t in _EMBED_TOKENS):
             found += self._lint_embedded(source)
+        found = self._guard(source, found)
         found = self._suppress(source, found)
         if self.severity:
             found = [
@@ -169,6 +178,30 @@ class Linter:
                 else d
                 for d in found
             ]
+        return found
+
+    def _guard(self, source: SourceFile, found: list[Diagnostic]) -> list[Diagnostic]:
+        """Mark findings in code ROCm provably never compiles or runs (`Diagnostic.guarded`):
+        a file the build compiles only for CUDA or another accelerator's file, or a Python
+        branch ROCm never takes."""
+        if not found:
+            return found
+        if self.build_membership is not None:
+            why = self.build_membership.reason(source.path, source.text)
+            if why:
+                return [
+                    d
+                    if d.guarded or d.rule in NEVER_GUARDED
+                    else dataclasses.replace(d, guarded=why)
+                    for d in found
+                ]
+        if source.language == "python":
+            from cuda2rocm.context import python_paths
+
+            try:
+                return python_paths.guard(found, source.text, source.path, self.python_index)
+            except RecursionError:  # a pathological nesting: report everything
+                return found
         return found
 
     def _suppress(self, source: SourceFile, found: list[Diagnostic]) -> list[Diagnostic]:

@@ -75,6 +75,66 @@ def _lint_one(linter: Linter, work: tuple[int, Found, bytes, str | None]) -> lis
     return linter.lint_data(item, data)
 
 
+def _context(linter: Linter, items: list[Found], read: list) -> str:
+    """Build the run-wide context (the project's Python flags, build membership) once; its
+    digest goes into every file's cache key, since it changes what is guarded."""
+    import hashlib
+
+    from cuda2rocm.context.build import membership
+    from cuda2rocm.context.python_paths import ProjectIndex
+
+    have = {index: data for index, _, data in read}
+    files = []
+    for index, item in enumerate(items):
+        if item.language not in ("python", "cmake"):
+            continue
+        data = have.get(index)
+        if data is None:
+            try:
+                data = item.path.read_bytes()
+            except OSError:
+                continue
+        files.append((item.path, item.display, item.language, data))
+    linter.python_index = ProjectIndex.build((p, d) for p, _, lang, d in files if lang == "python")
+    root = None
+    if items:
+        root = Path(os.path.commonpath([str(i.path.resolve().parent) for i in items]))
+    linter.build_membership = membership(files, root)
+    parts = [linter.python_index.digest]
+    parts += sorted(
+        f"{c.root}|{c.reason}|{sorted(c.files)}" for c in linter.build_membership.components
+    )
+    return "+ctx" + hashlib.blake2b(repr(parts).encode(), digest_size=8).hexdigest()
+
+
+def _component_summaries(linter: Linter, guarded: list) -> list:
+    """One cuda-only-component finding per component that holds guarded findings."""
+    membership = linter.build_membership
+    if membership is None or "cuda-only-component" not in linter.selected:
+        return []
+    counts: dict[int, tuple[int, set[str]]] = {}
+    for d in guarded:
+        component = (
+            membership.component(d.path) if d.guarded.endswith("cuda-only-component") else None
+        )
+        if component is not None:
+            n, files = counts.get(id(component), (0, set()))
+            files.add(d.path)
+            counts[id(component)] = (n + 1, files)
+    out = []
+    for component in membership.components:
+        if id(component) not in counts:
+            continue
+        n, files = counts[id(component)]
+        message = (
+            f"{component.label} is compiled only for CUDA: {component.why}; its {n} findings "
+            f"in {len(files)} files are not reported (`--show-guarded` lists them). Porting it "
+            "to ROCm is a decision: keep it CUDA-only, or port it and add it to the ROCm build"
+        )
+        out.append(_general("cuda-only-component", component.build_file, message, component.line))
+    return out
+
+
 def default_jobs() -> int:
     try:
         return max(1, len(os.sched_getaffinity(0)))
@@ -144,6 +204,7 @@ def run(
         else:
             read.append((index, item, data))
     prepare(linter, items, read)
+    context_key = _context(linter, items, read)
     pending: list[tuple[int, Found, bytes, str | None]] = []
     for index, item, data in read:
         if not linter.wants(item.language, data):
@@ -151,7 +212,7 @@ def run(
         digest = None
         if cache is not None:
             built = item.language == "cuda" and linter.torch_built_for(item.display)
-            digest = content_hash(data) + ("+torch" if built else "")
+            digest = content_hash(data) + ("+torch" if built else "") + context_key
             if item.language == "cuda" or linter._may_embed(data):
                 digest += "+pp" + linter.project_macros.digest
         cached = cache.get(item.display, digest) if cache is not None else None
@@ -183,6 +244,7 @@ def run(
                 result.notices.append(Notice(d.path, d.message))
             else:
                 (result.guarded if d.guarded else result.diagnostics).append(d)
+    result.diagnostics += _component_summaries(linter, result.guarded)
     for problem in problems:
         result.diagnostics.append(_general("read-error", problem.display, problem.message))
     result.diagnostics.sort(key=lambda d: d.sort_key)

@@ -20,11 +20,13 @@ from collections.abc import Iterable
 import libcst as cst
 from libcst.metadata import ScopeProvider
 
+from cuda2rocm.context.python_paths import ROCM_FLAGS as _FLAGS
 from cuda2rocm.frontends.python import ParentAware, dotted
 
 HIP = "torch.version.hip"
-#: Tests that are true exactly on ROCm builds.
-ROCM_FLAGS = frozenset({HIP, "torch.utils.cpp_extension.IS_HIP_EXTENSION"})
+#: Tests that are true exactly on ROCm builds: one table of vendor facts, shared with the
+#: context model (`cuda2rocm.context.python_paths.FACTS`, which cites the torch source).
+ROCM_FLAGS = _FLAGS
 #: Containers whose test decides a branch.
 TESTS = (cst.If, cst.IfExp, cst.While, cst.Assert)
 

@@ -20,3 +20,15 @@ def render(result: LintResult) -> str:
             f"{_clean(d.message)} ({d.rule})"
         )
     return "\n".join(lines)
+
+
+def render_guarded(result: LintResult) -> str:
+    """`--show-guarded`: the findings kept out of the report, each with why."""
+    lines = [f"guarded: {len(result.guarded)} findings in code ROCm never compiles or runs"]
+    for d in result.guarded:
+        p = d.position
+        lines.append(
+            f"{_clean(d.path)}:{p.line}:{p.column}: {d.code} [guarded] {_clean(d.message)} "
+            f"({d.rule}) -- {_clean(d.guarded)}"
+        )
+    return "\n".join(lines)

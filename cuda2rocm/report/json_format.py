@@ -27,11 +27,16 @@ def summary(result: LintResult) -> dict:
     }
 
 
-def render(result: LintResult) -> str:
+def render(result: LintResult, show_guarded: bool = False) -> str:
+    """With `show_guarded`, the guarded findings join `diagnostics`, each with its `guarded`
+    reason; `summary` still counts only the reported ones."""
+    shown = result.diagnostics
+    if show_guarded:
+        shown = sorted([*result.diagnostics, *result.guarded], key=lambda d: d.sort_key)
     document = {
         "schema_version": SCHEMA_VERSION,
         "tool": {"name": "cuda2rocm", "version": __version__},
-        "diagnostics": [d.to_json() for d in result.diagnostics],
+        "diagnostics": [d.to_json() for d in shown],
         "notices": [{"path": n.path, "message": n.message} for n in result.notices],
         "summary": summary(result),
     }

@@ -129,3 +129,23 @@ def summarise(result: LintResult, console: Console) -> None:
                 + "."
             )
         )
+
+
+def render_guarded(result: LintResult, console: Console) -> None:
+    """`--show-guarded`: the findings kept out of the report, each with why, to audit."""
+    console.print(
+        Text(
+            f"Guarded: {len(result.guarded)} findings in code ROCm provably never compiles "
+            "or runs (not reported, not fixed):",
+            style="bold",
+        )
+    )
+    for d in result.guarded:
+        p = d.position
+        line = Text()
+        line.append(_printable(d.path), style="bold")
+        line.append(f":{p.line}:{p.column}: {d.code} ")
+        line.append(_printable(d.message))
+        line.append(f"  ({d.rule})", style="dim")
+        console.print(line, soft_wrap=True, highlight=False)
+        console.print(Text("  guarded: " + _printable(d.guarded), style="dim"), soft_wrap=True)

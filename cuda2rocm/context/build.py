@@ -1,0 +1,356 @@
+"""Build membership: which sources a project's build compiles only for CUDA, and which files
+belong to another accelerator. Build files are read statically, never run.
+
+- **setup.py / extension builders** (files that import `cpp_extension`): the file is walked by
+  `python_paths` for ROCm and for CUDA; a path literal that sits in code dead on ROCm and live
+  on CUDA (flash-attention's `if not SKIP_CUDA_BUILD and not IS_ROCM: ... sources=[...]`) names
+  a CUDA-only source. Its folder is a *component* unless any path literal of code ROCm may run
+  lies inside that folder (then only the listed files are). Only literals that exist on disk
+  count.
+- **Op builders**: a class whose `is_compatible()` is known False on ROCm and not on CUDA
+  (`if self.is_rocm_pytorch(): return False`): the existing paths its `sources()` returns.
+- **CMake**: `add_subdirectory(x)` inside `if(NOT USE_ROCM)`, or the `else()` of `if(USE_ROCM)`,
+  where the variable is one of `ROCM_VARIABLES`: the option a project's ROCm build turns on
+  (torch's own CMake uses `USE_ROCM`). Any other condition is unknown; a folder also added
+  outside such a branch is not CUDA-only.
+- **Other accelerators**: SYCL sources (`.dp.cpp`, `#include <sycl/sycl.hpp>` or
+  `<CL/sycl.hpp>`), Intel XPU (`xpu/`), Gaudi (`hpu/`) and Apple (`mps/`, `.metal`, `.mm`)
+  folders and files are not CUDA code: a HIP build never compiles them.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path, PurePath
+
+from cuda2rocm.context.python_paths import CUDA, ROCM, ClassInfo, Helper, Paths
+
+SOURCE_SUFFIXES = (".cu", ".cuh", ".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".hip", ".inl")
+ROCM_VARIABLES = frozenset({"USE_ROCM", "USE_HIP", "WITH_ROCM", "WITH_HIP"})
+ACCELERATOR_DIRS = {"xpu": "Intel XPU", "hpu": "Intel Gaudi (HPU)", "mps": "Apple MPS"}
+ACCELERATOR_SUFFIXES = {".dp.cpp": "SYCL", ".metal": "Apple Metal", ".mm": "Apple MPS"}
+SYCL_INCLUDE = re.compile(r"^\s*#\s*include\s*<(?:sycl/sycl\.hpp|CL/sycl\.hpp)>", re.M)
+
+
+@dataclass
+class Component:
+    """Sources the build compiles only for CUDA."""
+
+    root: Path  # resolved folder (or file)
+    build_file: str  # as displayed
+    line: int
+    why: str  # the build line that excludes it
+    label: str = ""  # the folder as the build file names it
+    files: frozenset[Path] = frozenset()  # when only these files (not the whole folder)
+
+    def holds(self, resolved: Path) -> bool:
+        if self.files:
+            return resolved in self.files
+        return resolved == self.root or resolved.is_relative_to(self.root)
+
+    @property
+    def reason(self) -> str:
+        return (
+            f"in {self.label}, which {self.build_file} compiles only for CUDA ({self.why}); "
+            "reported once as cuda-only-component"
+        )
+
+
+@dataclass
+class Membership:
+    components: list[Component] = field(default_factory=list)
+
+    def component(self, path: str) -> Component | None:
+        if not self.components:
+            return None
+        resolved = Path(path).resolve()
+        for c in self.components:
+            if c.holds(resolved):
+                return c
+        return None
+
+    def reason(self, path: str, text: str = "") -> str:
+        other = accelerator(path, text)
+        if other:
+            return other
+        c = self.component(path)
+        return c.reason if c is not None else ""
+
+
+def accelerator(path: str, text: str = "") -> str:
+    """Why `path` is another accelerator's code, or ""."""
+    pure = PurePath(path)
+    name = pure.name
+    for suffix, what in ACCELERATOR_SUFFIXES.items():
+        if name.endswith(suffix):
+            return f"a {what} source ({suffix}), not CUDA code: a HIP build never compiles it"
+    for part in pure.parts[:-1]:
+        if part in ACCELERATOR_DIRS:
+            return (
+                f"in a `{part}/` folder: {ACCELERATOR_DIRS[part]} code, not CUDA code; "
+                "ROCm never compiles or runs it"
+            )
+    if text and "sycl" in text and SYCL_INCLUDE.search(text):
+        return "includes the SYCL header: SYCL code, not CUDA code; a HIP build never compiles it"
+    return ""
+
+
+# -- setup.py and op builders ----------------------------------------------------------------
+def _path_literals(tree: ast.AST) -> list[tuple[ast.AST, str]]:
+    """Every string that may be a path, with the node that holds it: constants, and
+    `os.path.join("a", "b")` / `Path(x) / "a" / "b"` folded over their constant parts."""
+    found: list[tuple[ast.AST, str]] = []
+    folded: set[int] = set()
+    for node in ast.walk(tree):
+        parts = None
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) and id(node) not in folded:
+            parts = _div_parts(node, folded)
+        elif isinstance(node, ast.Call) and ast.unparse(node.func) in ("os.path.join", "join"):
+            parts = [a.value for a in node.args if isinstance(a, ast.Constant)]
+            folded.update(id(a) for a in node.args)
+            parts = [p for p in parts if isinstance(p, str)]
+        if parts:
+            found.append((node, "/".join(parts)))
+        elif (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and id(node) not in folded
+            and 0 < len(node.value) < 300
+            and "\n" not in node.value
+        ):
+            found.append((node, node.value))
+    return found
+
+
+def _div_parts(node: ast.AST, folded: set[int]) -> list[str]:
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+        folded.add(id(node))
+        return _div_parts(node.left, folded) + _div_parts(node.right, folded)
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        folded.add(id(node))
+        return [node.value]
+    return []
+
+
+def _existing(base: Path, literal: str) -> Path | None:
+    literal = literal.split("*", 1)[0].rstrip("/")
+    if not literal or literal in (".", "..") or literal.startswith("-"):
+        return None
+    try:
+        candidate = (base / literal).resolve()
+        if candidate != base and candidate.exists() and candidate.is_relative_to(base):
+            return candidate
+    except (OSError, ValueError):
+        return None
+    return None
+
+
+def python_components(path: Path, display: str, text: str, root: Path) -> list[Component]:
+    """CUDA-only components named by one Python build file."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    paths = Paths(text, path, tree=tree, env_defaults=True)
+    if not paths.rocm:
+        return []
+    base = path.resolve().parent
+    cuda_only: dict[Path, str] = {}
+    rocm: set[Path] = set()
+    reasons: dict[Path, tuple[int, str]] = {}
+    for node, literal in _path_literals(tree):
+        if not hasattr(node, "lineno"):
+            continue
+        found = _existing(base, literal)
+        if found is None:
+            continue
+        why = paths.dead_on_rocm_only(node)
+        if why:
+            cuda_only.setdefault(found, literal)
+            reasons.setdefault(found, (node.lineno, why))
+        else:
+            rocm.add(found)
+    for cls, helper_files in _builder_sources(tree, paths, path, root):
+        for found, literal, line in helper_files:
+            cuda_only.setdefault(found, literal)
+            reasons.setdefault(found, (line, f"`{cls}.is_compatible()` is False on ROCm"))
+        for found in list(rocm):
+            if found in {f for f, _, _ in helper_files}:
+                rocm.discard(found)
+    return _group(cuda_only, rocm, reasons, display)
+
+
+def _builder_sources(tree: ast.Module, paths: Paths, path: Path, root: Path):
+    """(class name, [(existing path, literal, line)]) of op builders not compatible on ROCm."""
+    rocm_env, cuda_env = paths.envs.get(ROCM, {}), paths.envs.get(CUDA, {})
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.ClassDef):
+            continue
+        r, c = rocm_env.get(node.name), cuda_env.get(node.name)
+        if not isinstance(r, ClassInfo):
+            continue
+        rc = _lookup(r, "is_compatible")
+        cc = _lookup(c, "is_compatible") if isinstance(c, ClassInfo) else None
+        if not (isinstance(rc, Helper) and rc.value.truth is False):
+            continue
+        if isinstance(cc, Helper) and cc.value.truth is False:
+            continue
+        files = []
+        for method in node.body:
+            if isinstance(method, ast.FunctionDef) and method.name == "sources":
+                for sub, literal in _path_literals(method):
+                    found = _from_ancestors(path, literal, root)
+                    if found is not None:
+                        files.append((found, literal, getattr(sub, "lineno", node.lineno)))
+        if files:
+            yield node.name, files
+
+
+def _lookup(info: ClassInfo, name: str):
+    if name in info.methods:
+        return info.methods[name]
+    for base in info.bases:
+        found = _lookup(base, name)
+        if found is not None:
+            return found
+    return None
+
+
+def _from_ancestors(path: Path, literal: str, root: Path) -> Path | None:
+    """Op builders name sources relative to the project root: try each folder up to it."""
+    folder = path.resolve().parent
+    while True:
+        found = _existing(folder, literal)
+        if found is not None and found.is_file():
+            return found
+        if folder == root or folder.parent == folder or not folder.is_relative_to(root):
+            return None
+        folder = folder.parent
+
+
+def _group(
+    cuda_only: dict[Path, str],
+    rocm: set[Path],
+    reasons: dict[Path, tuple[int, str]],
+    display: str,
+) -> list[Component]:
+    """Folders of CUDA-only sources, largest first; a folder holding anything ROCm may use
+    is not a component (only its listed files are)."""
+    folders: dict[Path, list[Path]] = {}
+    for found in cuda_only:
+        folder = found if found.is_dir() else found.parent
+        folders.setdefault(folder, []).append(found)
+    components: list[Component] = []
+    for folder in sorted(folders, key=lambda p: len(p.parts)):
+        members = folders[folder]
+        if any(c.holds(folder) for c in components):
+            continue
+        clean = not any(r == folder or r.is_relative_to(folder) for r in rocm)
+        line, why = reasons[members[0]]
+        why = why.split(": ROCm never", 1)[0]
+        label = cuda_only[members[0]]
+        if clean:
+            label = (
+                label
+                if Path(label).is_dir() or members[0].is_dir()
+                else (str(PurePath(label).parent) or ".")
+            )
+            components.append(Component(folder, display, line, why, f"`{label}`"))
+        else:
+            files = frozenset(m for m in members if m.is_file() and m not in rocm)
+            if files:
+                components.append(
+                    Component(folder, display, line, why, f"{len(files)} files of `{label}`", files)
+                )
+    # Merge folders that sit inside an accepted whole-folder component.
+    merged: list[Component] = []
+    for c in components:
+        if not any(not m.files and m.holds(c.root) for m in merged):
+            merged.append(c)
+    return merged
+
+
+# -- CMake -------------------------------------------------------------------------------------
+_COMMAND = re.compile(
+    r"^\s*(if|elseif|else|endif|add_subdirectory)\s*\(((?:[^()]|\([^()]*\))*)\)", re.I | re.M
+)
+
+
+def _cmake_truth(condition: str) -> bool | None:
+    """The condition's value on a ROCm build: only `X`, `NOT X` and `${X}` for a ROCm
+    variable are known."""
+    words = condition.replace("${", "").replace("}", "").split()
+    if len(words) == 1 and words[0] in ROCM_VARIABLES:
+        return True
+    if len(words) == 2 and words[0].upper() == "NOT" and words[1] in ROCM_VARIABLES:
+        return False
+    return None
+
+
+def cmake_components(path: Path, display: str, text: str) -> list[Component]:
+    base = path.resolve().parent
+    stack: list[list] = []  # [value of the taken branch so far, dead?, line, condition]
+    dead_adds: dict[Path, tuple[int, str, str]] = {}
+    live_adds: set[Path] = set()
+    for match in _COMMAND.finditer(text):
+        command, argument = match.group(1).lower(), match.group(2).strip()
+        line = text.count("\n", 0, match.start()) + 1
+        if command == "if":
+            truth = _cmake_truth(argument)
+            stack.append([truth, truth is False, line, argument, truth is True])
+        elif command in ("elseif", "else") and stack:
+            frame = stack[-1]
+            if command == "else":
+                # dead when an earlier branch is known taken on ROCm
+                frame[1] = frame[4]
+                frame[2], frame[3] = frame[2], f"else() of if({frame[3]})"
+            else:
+                truth = _cmake_truth(argument)
+                frame[1] = frame[4] or truth is False
+                frame[4] = frame[4] or truth is True
+        elif command == "endif" and stack:
+            stack.pop()
+        elif command == "add_subdirectory":
+            words = argument.split()
+            if not words:
+                continue
+            found = _existing(base, words[0].strip('"'))
+            if found is None:
+                continue
+            dead = next((f for f in stack if f[1]), None)
+            if dead is not None:
+                dead_adds.setdefault(found, (dead[2], dead[3], words[0]))
+            else:
+                live_adds.add(found)
+    out = []
+    for found, (line, condition, label) in dead_adds.items():
+        if found in live_adds:
+            continue
+        why = f"`add_subdirectory({label})` under `{condition}` (line {line})"
+        out.append(Component(found, display, line, why, f"`{label}`"))
+    return out
+
+
+# -- a run -------------------------------------------------------------------------------------
+BUILDER_TOKENS = (b"cpp_extension", b"def is_compatible")
+
+
+def membership(
+    files: Iterable[tuple[Path, str, str, bytes]], root: Path | None = None
+) -> Membership:
+    """Components of a run: `files` holds (path, display, language, bytes) of its Python and
+    CMake files."""
+    found: list[Component] = []
+    for path, display, language, data in files:
+        try:
+            if language == "python" and any(t in data for t in BUILDER_TOKENS):
+                base = root or path.resolve().parent
+                found += python_components(path, display, data.decode("utf-8", "replace"), base)
+            elif language == "cmake" and b"add_subdirectory" in data:
+                found += cmake_components(path, display, data.decode("utf-8", "replace"))
+        except (RecursionError, OSError):
+            continue
+    return Membership(found)

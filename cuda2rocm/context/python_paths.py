@@ -1,0 +1,785 @@
+"""Which Python statements a ROCm build of PyTorch provably never runs.
+
+One pass of the standard library's `ast` per file, run twice: once with what a ROCm build
+defines and once with what a CUDA build defines. Each pass walks the module in order, keeping
+what it knows of every name (a constant, "not None and true", unknown) and marking code that
+cannot run: a branch whose test is known, the rest of a block after a statement that always
+leaves it (`if IS_ROCM: return`), the untaken side of `a if t else b`, the right of a
+short-circuited `and`/`or`. A finding is *guarded* when its position is dead in the ROCm pass
+and not dead in the CUDA pass: the vendor is what takes it off the ROCm path. Code dead on both
+(after a plain `return`, or only behind an environment variable) stays reported.
+
+What the passes know (torch 2.13, `torch/version.py`, `torch/utils/cpp_extension.py`):
+
+- `torch.version.hip` is the HIP version string on ROCm, None on CUDA; `torch.version.cuda` is
+  None on ROCm, a version string on CUDA (PyTorch's "HIP (ROCm) semantics" notes).
+- `cpp_extension.ROCM_HOME = _find_rocm_home() if (torch.cuda._is_compiled() and
+  torch.version.hip) else None` (line 352): always None on a CUDA build. On ROCm it is the SDK
+  path; a ROCm extension build cannot run without it (torch finds hipcc through it), so it is
+  taken as "not None" on ROCm. `IS_HIP_EXTENSION = bool(ROCM_HOME is not None and
+  torch.version.hip is not None)` (line 354): True on ROCm with the SDK, False on CUDA. The one
+  case this misses is a ROCm wheel *run* on a machine with no ROCm SDK at all, where
+  `IS_HIP_EXTENSION` is False; code gated on it is about building extensions, which needs the SDK.
+- Names bound from these (`IS_ROCM = torch.version.hip is not None`), followed in program
+  order, joined over branches (two branches that bind different values leave it unknown), and
+  made unknown by any binding inside a loop, `try`, `with` or by a `global` statement anywhere.
+- Project helpers that return them: a function whose live `return`s all give one known value
+  (`def is_rocm_pytorch(): return torch.version.hip is not None`), called without arguments,
+  as a method of the enclosing class or its bases (`self.is_rocm_pytorch()`), or imported by
+  name from another module of the project (`ProjectIndex`, built once per run).
+- Build files only (`env_defaults`, used by `context.build`): environment variables take their
+  default (`os.getenv("BUILD_TARGET", "auto")`, None without one), i.e. the project's default
+  ROCm build, as its documentation describes it. Code dead because of an environment default
+  alone is dead on CUDA too, so it is never guarded; but `if not IS_ROCM or os.getenv("X")`
+  would be, so runtime code reads every environment variable as unknown.
+
+What is not provable, and so stays reported:
+
+- `torch.cuda.is_available()`, device counts and properties: true on ROCm as well.
+- Import fallbacks, `try: import pynvml` / `except ImportError:`. Whether the import succeeds
+  is a fact about the installed packages, not the vendor: pynvml (pure ctypes) imports fine on
+  ROCm and fails only at `nvmlInit()`, and NVIDIA-only wheels can be installed anywhere. Neither
+  the body nor the handler is provably skipped.
+- `hasattr(torch.amp, "custom_fwd")` and other feature gates: they test the torch version,
+  which is the same question on both vendors.
+- `torch.version.hip` compared with a version (`>= "6.0"`): the version is not known.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+ROCM, CUDA = "rocm", "cuda"
+
+
+@dataclass(frozen=True)
+class Value:
+    """What one pass knows of an expression's value: its truth, whether it is None, and the
+    constant itself when known (`const` holds a 1-tuple)."""
+
+    truth: bool | None = None
+    none: bool | None = None
+    const: tuple | None = None
+
+    @classmethod
+    def of(cls, value: object) -> Value:
+        return cls(bool(value), value is None, (value,))
+
+    @property
+    def known(self) -> bool:
+        return self.truth is not None or self.none is not None
+
+
+UNKNOWN = Value()
+SOME_TRUE = Value(True, False)  # a non-empty string whose text is not known (a version)
+
+#: Qualified name -> its value on each vendor's build (see the module docstring).
+FACTS: dict[str, dict[str, Value]] = {
+    "torch.version.hip": {ROCM: SOME_TRUE, CUDA: Value.of(None)},
+    "torch.version.cuda": {ROCM: Value.of(None), CUDA: SOME_TRUE},
+    "torch.utils.cpp_extension.ROCM_HOME": {ROCM: SOME_TRUE, CUDA: Value.of(None)},
+    "torch.utils.cpp_extension.IS_HIP_EXTENSION": {ROCM: Value.of(True), CUDA: Value.of(False)},
+}
+#: The tests true exactly on ROCm builds (shared with the rule-level `VendorGuard`).
+ROCM_FLAGS = frozenset(
+    name for name, v in FACTS.items() if v[ROCM].truth is True and v[CUDA].truth is False
+)
+#: A file that reads none of these cannot have a vendor branch (cheap prefilter).
+TOKENS = ("version.hip", "version.cuda", "ROCM_HOME", "IS_HIP_EXTENSION", "version import")
+
+
+@dataclass(frozen=True)
+class Module:
+    """A name bound to a module or an imported object we only know by its qualified name."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class Helper:
+    """A function whose result is known: called with no arguments it gives `value`."""
+
+    value: Value
+
+
+@dataclass(frozen=True)
+class ClassInfo:
+    """Methods with a known result, looked up through the bases as Python would."""
+
+    methods: dict
+    bases: tuple
+
+
+@dataclass(frozen=True)
+class Region:
+    start: tuple[int, int]  # (line, 0-based UTF-8 column) as `ast` gives them
+    end: tuple[int, int]
+    reason: str
+
+    def contains(self, line: int, column: int) -> bool:
+        return self.start <= (line, column) < self.end
+
+
+def _span(nodes: list[ast.AST] | ast.AST) -> tuple[tuple[int, int], tuple[int, int]]:
+    nodes = nodes if isinstance(nodes, list) else [nodes]
+    first, last = nodes[0], nodes[-1]
+    return (first.lineno, first.col_offset), (last.end_lineno, last.end_col_offset)
+
+
+def _short(text: str, limit: int = 60) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+Env = dict  # name -> Value | Module | Helper | ClassInfo
+
+
+class _Pass:
+    """One walk of a module for one vendor; collects dead regions and known names."""
+
+    def __init__(
+        self,
+        tree: ast.Module,
+        text: str,
+        vendor: str,
+        index: ProjectIndex | None,
+        path: Path | None,
+        env_defaults: bool = False,
+    ) -> None:
+        self.text, self.vendor, self.index, self.path = text, vendor, index, path
+        self.env_defaults = env_defaults
+        self.dead: list[Region] = []
+        self.globals_declared = {
+            n
+            for node in ast.walk(tree)
+            if isinstance(node, (ast.Global, ast.Nonlocal))
+            for n in node.names
+        }
+        self.module_env: Env = {}
+        self.returns: list[Value] | None = None
+        self.classes: list[ClassInfo] = []
+        self.tree = tree
+
+    # -- entry ---------------------------------------------------------------------------
+    def run(self) -> Env:
+        env: Env = {}
+        self.module_env = env
+        # Functions are walked after the module body, with the module's final names.
+        self.deferred: list[tuple[ast.AST, Env, list]] = []
+        self.block(self.tree.body, env)
+        for name in self.globals_declared:
+            env[name] = UNKNOWN
+        while self.deferred:
+            node, outer, classes = self.deferred.pop(0)
+            self.function(node, outer, classes)
+        return env
+
+    # -- statements ----------------------------------------------------------------------
+    def block(self, body: list[ast.stmt], env: Env) -> str | None:
+        """Walk `body`; the reason it always leaves (None when it may fall through)."""
+        for i, stmt in enumerate(body):
+            leaves = self.statement(stmt, env)
+            if leaves is not None:
+                rest = body[i + 1 :]
+                if rest:
+                    start, end = _span(rest)
+                    self.dead.append(Region(start, end, leaves))
+                return leaves
+        return None
+
+    def statement(self, stmt: ast.stmt, env: Env) -> str | None:
+        if isinstance(stmt, (ast.Return, ast.Raise, ast.Continue, ast.Break)):
+            self.expressions(stmt, env)
+            if isinstance(stmt, ast.Return) and self.returns is not None:
+                self.returns.append(
+                    self.value(stmt.value, env) if stmt.value is not None else Value.of(None)
+                )
+            return "plain"
+        if isinstance(stmt, ast.If):
+            return self.if_(stmt, env)
+        if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+            self.expressions(stmt, env)
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            value = self.value(stmt.value, env) if stmt.value is not None else UNKNOWN
+            for target in targets:
+                if isinstance(target, ast.Name):
+                    env[target.id] = value if len(targets) == 1 else UNKNOWN
+                else:
+                    self.forget(target, env)
+            return None
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            self.imports(stmt, env)
+            return None
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            env[stmt.name] = UNKNOWN
+            self.deferred.append((stmt, env, self.classes))
+            helper = self.helper(stmt, env)
+            if helper is not None:
+                env[stmt.name] = helper
+            return None
+        if isinstance(stmt, ast.ClassDef):
+            self.class_(stmt, env)
+            return None
+        if isinstance(stmt, ast.While):
+            self.forget_all(stmt, env)
+            test = self.value(stmt.test, env)
+            if test.truth is False:
+                self.mark_dead(stmt.body, stmt, "body", env)
+            else:
+                self.block(stmt.body, dict(env))
+            self.block(stmt.orelse, dict(env))
+            self.forget_all(stmt, env)
+            return None
+        if isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
+            self.forget_all(stmt, env)
+            inner = dict(env)
+            self.block(stmt.body, inner)
+            for handler in stmt.handlers:
+                self.block(handler.body, dict(env))
+            self.block(stmt.orelse, inner)
+            self.block(stmt.finalbody, dict(env))
+            self.forget_all(stmt, env)
+            return None
+        # for, with, match and the rest: their blocks run maybe, maybe more than once.
+        self.expressions(stmt, env)
+        self.forget_all(stmt, env)
+        for field in ("body", "orelse", "finalbody"):
+            self.block(getattr(stmt, field, None) or [], dict(env))
+        for case in getattr(stmt, "cases", []):
+            self.block(case.body, dict(env))
+        self.forget_all(stmt, env)
+        return None
+
+    def if_(self, stmt: ast.If, env: Env) -> str | None:
+        self.expressions(stmt.test, env)
+        test = self.value(stmt.test, env)
+        if test.truth is True:
+            if stmt.orelse:
+                self.mark_dead(stmt.orelse, stmt, "else", env)
+            leaves = self.block(stmt.body, env)
+            return self.exit_reason(stmt, leaves, "true")
+        if test.truth is False:
+            self.mark_dead(stmt.body, stmt, "body", env)
+            leaves = self.block(stmt.orelse, env)
+            return self.exit_reason(stmt, leaves, "false") if stmt.orelse else None
+        left, right = dict(env), dict(env)
+        a, b = self.block(stmt.body, left), self.block(stmt.orelse, right)
+        if a is not None and b is None:
+            env.clear(), env.update(right)
+        elif b is not None and a is None:
+            env.clear(), env.update(left)
+        else:
+            _join(env, left, right)
+        return "plain" if a is not None and b is not None else None
+
+    def exit_reason(self, stmt: ast.If, leaves: str | None, truth: str) -> str | None:
+        if leaves is None:
+            return None
+        return (
+            f"after `if {self.source(stmt.test)}:` (line {stmt.lineno}), {truth} on ROCm, "
+            "which always leaves the block: ROCm never runs this"
+        )
+
+    def mark_dead(self, body: list[ast.stmt], stmt: ast.stmt, which: str, env: Env) -> None:
+        if not body:
+            return
+        keyword = "while" if isinstance(stmt, ast.While) else "if"
+        test = f"`{keyword} {self.source(stmt.test)}:`"
+        if which == "else":
+            where = f"inside the else branch of {test} (line {stmt.lineno}), true on ROCm"
+        else:
+            where = f"inside {test} (line {stmt.lineno}), false on ROCm"
+        start, end = _span(body)
+        self.dead.append(Region(start, end, f"{where}: ROCm never runs this"))
+
+    def class_(self, stmt: ast.ClassDef, env: Env) -> None:
+        self.expressions(stmt, env)
+        bases = tuple(env.get(b.id) for b in stmt.bases if isinstance(b, ast.Name))
+        info = ClassInfo({}, tuple(b for b in bases if isinstance(b, ClassInfo)))
+        inner = dict(env)
+        saved = self.classes
+        self.classes = [*saved, info]
+        for child in stmt.body:
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                self.deferred.append((child, env, self.classes))
+                helper = self.helper(child, env)
+                if helper is not None:
+                    info.methods[child.name] = helper
+            elif isinstance(child, ast.ClassDef):
+                self.class_(child, inner)
+            else:
+                self.statement(child, inner)
+        self.classes = saved
+        env[stmt.name] = info
+
+    def function(self, node: ast.AST, outer: Env, classes: list) -> None:
+        local = _bound_names(node.body) | {a.arg for a in _arguments(node.args)}
+        env = {k: v for k, v in outer.items() if k not in local}
+        for name in self.globals_declared:
+            env[name] = UNKNOWN
+        saved, self.classes = self.classes, classes
+        self.block(node.body, env)
+        self.classes = saved
+
+    def helper(self, node: ast.AST, env: Env) -> Helper | None:
+        """The function's result when called without arguments, if every live `return`
+        gives one known value and the body cannot fall off its end."""
+        if any(not _harmless_decorator(d) for d in node.decorator_list):
+            return None
+        local = _bound_names(node.body) | {a.arg for a in _arguments(node.args)}
+        sub = _Pass(self.tree, self.text, self.vendor, self.index, self.path, self.env_defaults)
+        sub.module_env, sub.deferred, sub.classes = self.module_env, [], self.classes
+        sub.globals_declared = self.globals_declared
+        sub.returns = []
+        inner = {k: v for k, v in env.items() if k not in local}
+        for name in self.globals_declared:
+            inner[name] = UNKNOWN
+        if sub.block(node.body, inner) is None or not sub.returns:
+            return None
+        first = sub.returns[0]
+        if first.truth is None or any(r.truth != first.truth for r in sub.returns):
+            return None
+        return Helper(
+            Value(
+                first.truth, first.none if all(r.none == first.none for r in sub.returns) else None
+            )
+        )
+
+    def imports(self, stmt: ast.Import | ast.ImportFrom, env: Env) -> None:
+        if isinstance(stmt, ast.Import):
+            for alias in stmt.names:
+                if alias.asname:
+                    env[alias.asname] = Module(alias.name)
+                else:
+                    root = alias.name.split(".")[0]
+                    env[root] = Module(root)
+            return
+        module = stmt.module or ""
+        exported = None
+        if (
+            self.index is not None
+            and self.path is not None
+            and (stmt.level or module.split(".")[0] != "torch")
+        ):
+            exported = self.index.lookup(self.path, module, stmt.level, self.vendor)
+        for alias in stmt.names:
+            local = alias.asname or alias.name
+            if alias.name == "*":
+                continue
+            if exported is not None and alias.name in exported:
+                env[local] = exported[alias.name]
+            elif stmt.level:
+                env[local] = UNKNOWN
+            else:
+                env[local] = self.attribute(Module(module), alias.name)
+
+    def forget(self, target: ast.AST, env: Env) -> None:
+        for node in ast.walk(target):
+            if isinstance(node, ast.Name):
+                env[node.id] = UNKNOWN
+
+    def forget_all(self, stmt: ast.AST, env: Env) -> None:
+        for name in _bound_names([stmt]):
+            env[name] = UNKNOWN
+
+    # -- expressions ---------------------------------------------------------------------
+    def expressions(self, node: ast.AST, env: Env) -> None:
+        """Dead parts of the expressions of a live statement (not of nested blocks)."""
+        for sub in _expression_nodes(node):
+            if isinstance(sub, ast.IfExp):
+                test = self.value(sub.test, env)
+                if test.truth is not None:
+                    dead, which = (sub.orelse, "else") if test.truth else (sub.body, "if")
+                    start, end = _span(dead)
+                    self.dead.append(
+                        Region(
+                            start,
+                            end,
+                            (
+                                f"the {which} side of `... if {self.source(sub.test)} else ...` "
+                                f"(line {sub.lineno}), {str(test.truth).lower()} on ROCm: "
+                                "ROCm never evaluates this"
+                            ),
+                        )
+                    )
+            elif isinstance(sub, ast.BoolOp):
+                stop = isinstance(sub.op, ast.Or)
+                for i, operand in enumerate(sub.values[:-1]):
+                    truth = self.value(operand, env).truth
+                    if truth is stop:
+                        start, end = _span(sub.values[i + 1 :])
+                        op = "or" if stop else "and"
+                        self.dead.append(
+                            Region(
+                                start,
+                                end,
+                                (
+                                    f"after `{self.source(operand)} {op}` (line {operand.lineno}), "
+                                    f"{str(stop).lower()} on ROCm: ROCm never evaluates this"
+                                ),
+                            )
+                        )
+                        break
+                    if truth is None:
+                        break
+
+    def value(self, node: ast.AST | None, env: Env) -> Value:
+        v = self.evaluate(node, env)
+        return v if isinstance(v, Value) else UNKNOWN
+
+    def evaluate(self, node: ast.AST | None, env: Env):
+        if node is None:
+            return UNKNOWN
+        if isinstance(node, ast.Constant):
+            return Value.of(node.value)
+        if isinstance(node, ast.Name):
+            if node.id in self.globals_declared:  # rebound from some function: any value
+                return UNKNOWN
+            return env.get(node.id, UNKNOWN)
+        if isinstance(node, ast.Attribute):
+            return self.attribute(self.evaluate(node.value, env), node.attr)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            v = self.value(node.operand, env)
+            return Value.of(not v.truth) if v.truth is not None else UNKNOWN
+        if isinstance(node, ast.BoolOp):
+            return self.boolean(node, env)
+        if isinstance(node, ast.Compare) and len(node.ops) == 1:
+            return self.compare(node, env)
+        if isinstance(node, ast.Call):
+            return self.call(node, env)
+        if isinstance(node, ast.IfExp):
+            test = self.value(node.test, env)
+            if test.truth is not None:
+                return self.value(node.body if test.truth else node.orelse, env)
+        return UNKNOWN
+
+    def attribute(self, base, attr: str):
+        if isinstance(base, Module):
+            name = f"{base.name}.{attr}"
+            if name in FACTS:
+                return FACTS[name][self.vendor]
+            return Module(name)
+        if isinstance(base, ClassInfo):
+            found = _method(base, attr)
+            return found if found is not None else UNKNOWN
+        return UNKNOWN
+
+    def boolean(self, node: ast.BoolOp, env: Env) -> Value:
+        stop = isinstance(node.op, ast.Or)  # `or` stops at the first true operand
+        values = [self.value(v, env) for v in node.values]
+        for v in values:
+            if v.truth is None:
+                break
+            if v.truth is stop:
+                return v
+        else:
+            return values[-1]
+        # An unknown operand: every way the chain can end has this truth.
+        if any(v.truth is stop for v in values):
+            return Value(stop)
+        return UNKNOWN
+
+    def compare(self, node: ast.Compare, env: Env) -> Value:
+        op, left = node.ops[0], self.value(node.left, env)
+        right = self.value(node.comparators[0], env)
+        if isinstance(op, (ast.Is, ast.IsNot, ast.Eq, ast.NotEq)):
+            for a, b in ((left, right), (right, left)):
+                if b.const == (None,) and a.none is not None:
+                    same = a.none
+                    return Value.of(same if isinstance(op, (ast.Is, ast.Eq)) else not same)
+            if (
+                left.const is not None
+                and right.const is not None
+                and isinstance(op, (ast.Eq, ast.NotEq))
+            ):
+                try:
+                    equal = bool(left.const[0] == right.const[0])
+                except Exception:
+                    return UNKNOWN
+                return Value.of(equal if isinstance(op, ast.Eq) else not equal)
+        return UNKNOWN
+
+    def call(self, node: ast.Call, env: Env) -> Value:
+        func = node.func
+        if isinstance(func, ast.Name) and func.id == "bool" and len(node.args) == 1:
+            v = self.value(node.args[0], env)
+            return Value.of(v.truth) if v.truth is not None else UNKNOWN
+        if self.env_defaults and _is_env_get(self, func, env) and len(node.args) >= 1:
+            default = node.args[1] if len(node.args) > 1 else None
+            for kw in node.keywords:
+                if kw.arg == "default":
+                    default = kw.value
+            if default is None:
+                return Value.of(None)
+            if isinstance(default, ast.Constant):
+                return Value.of(default.value)
+            return UNKNOWN
+        if node.args or node.keywords:
+            return UNKNOWN
+        target = (
+            self.evaluate(func, env)
+            if not isinstance(func, ast.Attribute)
+            or not (isinstance(func.value, ast.Name) and func.value.id in ("self", "cls"))
+            else self.own_method(func.attr)
+        )
+        if isinstance(target, Helper):
+            return target.value
+        return UNKNOWN
+
+    def own_method(self, name: str):
+        for info in reversed(self.classes):
+            found = _method(info, name)
+            if found is not None:
+                return found
+            break  # only the innermost class is `self`
+        return UNKNOWN
+
+    def source(self, node: ast.AST) -> str:
+        return _short(ast.get_source_segment(self.text, node) or ast.unparse(node))
+
+
+def _method(info: ClassInfo, name: str):
+    if name in info.methods:
+        return info.methods[name]
+    for base in info.bases:
+        found = _method(base, name)
+        if found is not None:
+            return found
+    return None
+
+
+def _is_env_get(p: _Pass, func: ast.AST, env: Env) -> bool:
+    target = p.evaluate(func, env)
+    return isinstance(target, Module) and target.name in ("os.getenv", "os.environ.get")
+
+
+def _join(env: Env, left: Env, right: Env) -> None:
+    for name in set(left) | set(right):
+        a, b = left.get(name, UNKNOWN), right.get(name, UNKNOWN)
+        env[name] = a if a == b else UNKNOWN
+
+
+def _arguments(args: ast.arguments) -> list[ast.arg]:
+    found = [*args.posonlyargs, *args.args, *args.kwonlyargs]
+    return found + [a for a in (args.vararg, args.kwarg) if a is not None]
+
+
+_HARMLESS = {
+    "lru_cache",
+    "cache",
+    "staticmethod",
+    "classmethod",
+    "functools.lru_cache",
+    "functools.cache",
+}
+
+
+def _harmless_decorator(node: ast.AST) -> bool:
+    if isinstance(node, ast.Call):
+        node = node.func
+    return ast.unparse(node) in _HARMLESS
+
+
+def _bound_names(body: Iterable[ast.AST]) -> set[str]:
+    """Names a block binds (not counting nested functions' and classes' own bodies)."""
+    names: set[str] = set()
+    stack = list(body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+            continue
+        if isinstance(node, ast.Lambda):
+            continue
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            names.add(node.id)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                names.add(alias.asname or alias.name.split(".")[0])
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            names.add(node.name)
+        elif isinstance(node, ast.NamedExpr):
+            names.add(node.target.id)
+        stack.extend(ast.iter_child_nodes(node))
+    return names
+
+
+def _expression_nodes(node: ast.AST) -> Iterator[ast.AST]:
+    """Expressions under `node`, not entering nested statements."""
+    stack = (
+        [node]
+        if isinstance(node, ast.expr)
+        else [c for c in ast.iter_child_nodes(node) if isinstance(c, ast.expr)]
+    )
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(c for c in ast.iter_child_nodes(current) if isinstance(c, ast.expr))
+
+
+# -- the project index ---------------------------------------------------------------------
+class ProjectIndex:
+    """Module-level flags and helpers with known values, per Python file of the run, so that
+    `from .utils import IS_ROCM` in another file is understood. Built once per run; its
+    `digest` is part of every Python file's cache key."""
+
+    def __init__(self, exports: dict[str, dict[str, dict[str, object]]]) -> None:
+        #: resolved path (posix) -> vendor -> name -> Value | Helper | ClassInfo
+        self.exports = exports
+        self._by_suffix: dict[str, list[str]] = {}
+        for path in exports:
+            parts = Path(path).with_suffix("").parts
+            if parts and parts[-1] == "__init__":
+                parts = parts[:-1]
+            for k in range(1, len(parts) + 1):
+                self._by_suffix.setdefault(".".join(parts[-k:]), []).append(path)
+
+    @classmethod
+    def build(cls, files: Iterable[tuple[Path, bytes]]) -> ProjectIndex:
+        parsed = []
+        for path, data in files:
+            if not any(t.encode() in data for t in TOKENS):
+                continue
+            text = data.decode("utf-8", "replace")
+            tree = _parse(text)
+            if tree is not None:
+                parsed.append((path.resolve(), text, tree))
+        index = None
+        for _ in range(2):  # the second round follows flags re-exported from another module
+            exports: dict[str, dict[str, dict[str, object]]] = {}
+            for resolved, text, tree in parsed:
+                per_vendor = {}
+                for vendor in (ROCM, CUDA):
+                    env = _Pass(tree, text, vendor, index, resolved).run()
+                    per_vendor[vendor] = {
+                        k: v
+                        for k, v in env.items()
+                        if (isinstance(v, Value) and v.known) or isinstance(v, (Helper, ClassInfo))
+                    }
+                if any(per_vendor.values()):
+                    exports[resolved.as_posix()] = per_vendor
+            index = cls(exports)
+            if not exports:
+                break
+        return index if index is not None else cls({})
+
+    @property
+    def digest(self) -> str:
+        import hashlib
+
+        return hashlib.blake2b(
+            repr(
+                sorted(
+                    (p, v, sorted((k, repr(x)) for k, x in names.items()))
+                    for p, vendors in self.exports.items()
+                    for v, names in vendors.items()
+                )
+            ).encode(),
+            digest_size=8,
+        ).hexdigest()
+
+    def lookup(self, importer: Path, module: str, level: int, vendor: str) -> dict | None:
+        if level:
+            base = Path(importer).resolve().parent
+            for _ in range(level - 1):
+                base = base.parent
+            target = base.joinpath(*module.split(".")) if module else base
+            for candidate in (target.with_suffix(".py"), target / "__init__.py"):
+                if candidate.as_posix() in self.exports:
+                    return self.exports[candidate.as_posix()][vendor]
+            return None
+        paths = self._by_suffix.get(module, [])
+        found = [self.exports[p][vendor] for p in paths]
+        if len(found) == 1 or (found and all(f == found[0] for f in found)):
+            return found[0]
+        return None
+
+
+def _parse(text: str) -> ast.Module | None:
+    try:
+        return ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+# -- the question the engine asks ----------------------------------------------------------
+class Paths:
+    """The dead regions of one file, for both vendors; `reason(line, column)` answers."""
+
+    def __init__(
+        self,
+        text: str,
+        path: str | Path | None = None,
+        index: ProjectIndex | None = None,
+        tree: ast.Module | None = None,
+        env_defaults: bool = False,
+    ) -> None:
+        self.text = text
+        tree = tree if tree is not None else _parse(text)
+        self.rocm: list[Region] = []
+        self.cuda: list[Region] = []
+        self.envs: dict[str, Env] = {}
+        if tree is None:
+            return
+        where = Path(path) if path is not None else None
+        for vendor, sink in ((ROCM, self.rocm), (CUDA, self.cuda)):
+            p = _Pass(tree, text, vendor, index, where, env_defaults)
+            self.envs[vendor] = p.run()
+            sink.extend(r for r in p.dead if r.reason != "plain")
+        self._lines = text.splitlines()
+
+    def _ast_column(self, line: int, column: int) -> int:
+        """A 1-based character column as `ast`'s 0-based UTF-8 byte offset."""
+        if 0 < line <= len(self._lines):
+            return len(self._lines[line - 1][: column - 1].encode("utf-8"))
+        return column - 1
+
+    def reason(self, line: int, column: int) -> str:
+        """Why ROCm never runs the code at (line, 1-based character column); "" if it may."""
+        if not self.rocm:
+            return ""
+        at = (line, self._ast_column(line, column))
+        if any(r.contains(*at) for r in self.cuda):
+            return ""
+        hits = [r for r in self.rocm if r.contains(*at)]
+        if not hits:
+            return ""
+        outer = min(hits, key=lambda r: r.start)
+        return outer.reason
+
+    def dead_on_rocm_only(self, node: ast.AST) -> str:
+        """The reason the start of `node` is dead on ROCm (and not on CUDA), else ""."""
+        line, col = node.lineno, node.col_offset
+        if any(r.contains(line, col) for r in self.cuda):
+            return ""
+        hits = [r for r in self.rocm if r.contains(line, col)]
+        return min(hits, key=lambda r: r.start).reason if hits else ""
+
+
+def might_branch(text: str) -> bool:
+    return any(t in text for t in TOKENS)
+
+
+def guard(diagnostics: list, text: str, path: str, index: ProjectIndex | None = None) -> list:
+    """`diagnostics` with `guarded` set on those ROCm provably never runs."""
+    if not diagnostics or not (might_branch(text) or _imports_flag(text, index)):
+        return diagnostics
+    paths = Paths(text, path, index)
+    out = []
+    for d in diagnostics:
+        if not d.guarded and d.rule not in ("internal-error", "read-error"):
+            why = paths.reason(d.position.line, d.position.column)
+            if why:
+                d = dataclasses.replace(d, guarded=why)
+        out.append(d)
+    return out
+
+
+def _imports_flag(text: str, index: ProjectIndex | None) -> bool:
+    """The file may import a project flag (a cheap test: the index is not empty and the file
+    imports something)."""
+    return bool(index is not None and index.exports and "import" in text)
