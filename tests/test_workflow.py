@@ -195,7 +195,7 @@ def test_outputs_neutralise_control_characters(cli, write, tmp_path):
     name = "evil\x1b[31m\n::error::pwned.py"
     write(name, BAD)
     concise = cli("lint", "--format", "concise", str(tmp_path), cwd=tmp_path).stdout
-    assert "\x1b" not in concise and concise.count("\n") == 1
+    assert "\x1b" not in concise and concise.count("\n") == 3  # one finding, two closing lines
     text = cli("lint", str(tmp_path), cwd=tmp_path).stdout
     assert "\x1b" not in text
     assert not any(line.startswith("::") for line in text.splitlines())
@@ -206,7 +206,10 @@ def test_outputs_neutralise_control_characters(cli, write, tmp_path):
 def test_statistics(cli, write, tmp_path):
     write("a.py", BAD + 'y = torch.device("rocm")\nwith torch.cuda.amp.autocast():\n    pass\n')
     plain = cli("lint", "--statistics", "--format", "concise", str(tmp_path)).stdout.splitlines()
-    assert plain == ["     2  CR102  device-string-hip", "     1  CR201  amp-deprecated-api"]
+    assert plain == [
+        "     2  CR102  [*] device-string-hip",
+        "     1  CR201  [*] amp-deprecated-api",
+    ]
     table = cli("lint", "--statistics", str(tmp_path)).stdout
     assert "Findings per porting step" in table and "1 device" in table
 
