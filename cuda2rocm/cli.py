@@ -231,9 +231,11 @@ def _lint_once(session, opts: dict) -> int:
         except baselines.BaselineError as exc:
             raise Failure(str(exc)) from exc
         click.echo(f"Recorded {n} findings in {path}.", err=True)
+        session.empty += session.skipped_everything(groups, result)
         return _problems_exit(session) or 0
     footer = _apply_baselines(session, opts, parts)
     result = merge(parts)
+    session.empty += session.skipped_everything(groups, result)
     human = opts["fmt"] in ("text", "concise")
     if fixed is not None:
         _fix_summary(fixed, opts, err=not human)
@@ -270,8 +272,8 @@ def _problems_exit(session) -> int:
     _report_missing(session)
     for raw in session.empty:
         click.echo(
-            f"cuda2rocm: warning: no file to lint under {raw} (empty, excluded or of no "
-            "language cuda2rocm reads; `--show-files` lists what would be linted)",
+            f"cuda2rocm: warning: no file to lint under {raw} (empty, excluded, skipped or of "
+            "no kind cuda2rocm reads; `--show-files` lists what would be linted)",
             err=True,
         )
     return 2 if session.missing or session.empty else 0
@@ -468,6 +470,8 @@ def fix(paths, **opts) -> None:
     write = not (diff or check)
     before = merge(session.lint(groups)) if write else None
     report = _fix_groups(session, groups, opts, write)
+    if before is not None:
+        session.empty += session.skipped_everything(groups, before)
     if diff:
         for outcome in report.outcomes:
             if outcome.changed:
@@ -678,6 +682,7 @@ def report(paths, **opts) -> None:
     parts = session.lint(groups, _progress_bar())
     footer = _apply_baselines(session, opts, parts)
     result = merge(parts)
+    session.empty += session.skipped_everything(groups, result)
     note = " ".join(footer).replace("findings hidden", "accepted findings are not counted here")
     names = ", ".join(Path(p).resolve().name or p for p in session.paths)
     title = opts["title"] or f"ROCm readiness report: {names}"

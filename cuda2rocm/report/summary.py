@@ -31,6 +31,8 @@ def closing(result: LintResult) -> list[str]:
 
 
 def fixable_line(safe: int, unsafe: int) -> str:
+    if not safe:
+        return f"No safe fixes; {unsafe} more fixes available with `--unsafe-fixes`."
     line = f"[*] {safe} fixable with `cuda2rocm lint --fix`"
     if unsafe:
         line += f" ({unsafe} more fixes available with `--unsafe-fixes`)"
