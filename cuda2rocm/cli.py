@@ -333,7 +333,7 @@ def _open_output(output: str | None):
     if not output:
         return None
     try:
-        return open(output, "w", encoding="utf-8")  # noqa: SIM115
+        return open(output, "w", encoding="utf-8")
     except OSError as exc:
         raise Failure(f"cannot write {output}: {exc.strerror or exc}") from exc
 
@@ -379,9 +379,7 @@ def _newly_reachable(before, after) -> None:
     from collections import Counter
 
     def errors(result):
-        return Counter(
-            (d.path, d.rule) for d in result.diagnostics if d.severity.value == "error"
-        )
+        return Counter((d.path, d.rule) for d in result.diagnostics if d.severity.value == "error")
 
     old, new = errors(before), errors(after)
     for (path, rule), n in sorted(new.items()):
@@ -439,7 +437,9 @@ def _fix_summary(report, opts: dict, err: bool, write: bool = True) -> None:
             for (code, rule), n in sorted(counts.items()):
                 click.echo(f"    {n} × {code} ({rule})", err=err)
     for header in report.headers:
-        click.echo(f"{'Wrote' if write else 'Would write'} compatibility header {header.path}", err=True)
+        click.echo(
+            f"{'Wrote' if write else 'Would write'} compatibility header {header.path}", err=True
+        )
 
 
 @main.command()
@@ -558,8 +558,7 @@ def _lint_stdin(paths, opts: dict) -> None:
         click.echo(concise.render(result), err=True)
     limit = {"error": 0, "warning": 1, "info": 2}[session.fail_on(config)]
     failing = any(
-        {"error": 0, "warning": 1, "info": 2}[d.severity.value] <= limit
-        for d in result.diagnostics
+        {"error": 0, "warning": 1, "info": 2}[d.severity.value] <= limit for d in result.diagnostics
     )
     sys.exit(0 if opts["exit_zero"] or not failing else 1)
 
@@ -607,6 +606,7 @@ def _watch(session, opts: dict) -> None:
     """Lint, then poll the files' modification times and lint again on a change.
 
     Polling (no extra dependency); `--watch-runs N` (hidden) stops after N runs, for tests."""
+    import contextlib
     import os
     import time
 
@@ -614,10 +614,8 @@ def _watch(session, opts: dict) -> None:
         stamps = {}
         for group in session.groups():
             for item in group.items:
-                try:
+                with contextlib.suppress(OSError):
                     stamps[str(item.path)] = os.stat(item.path).st_mtime_ns
-                except OSError:
-                    pass
             if group.config.path is not None:
                 stamps[str(group.config.path)] = os.stat(group.config.path).st_mtime_ns
         return stamps
@@ -693,9 +691,7 @@ def report(paths, **opts) -> None:
         try:
             Path(opts["output"]).write_text(page, encoding="utf-8")
         except OSError as exc:
-            raise Failure(
-                f"cannot write {opts['output']}: {exc.strerror or exc}"
-            ) from exc
+            raise Failure(f"cannot write {opts['output']}: {exc.strerror or exc}") from exc
         total = len(result.diagnostics)
         click.echo(f"Wrote {opts['output']}: {total} findings in {result.files} files.", err=True)
     problem = _problems_exit(session)
@@ -733,7 +729,15 @@ def rules_command(fmt: str | None, show_all: bool) -> None:
         click.echo(json.dumps([_rule_json(r, full=False) for r in rules], indent=2))
         return
     columns = [
-        (r.code, r.id, r.step_name, r.severity.value, r.fix, "on" if r.default else "opt-in", r.summary)
+        (
+            r.code,
+            r.id,
+            r.step_name,
+            r.severity.value,
+            r.fix,
+            "on" if r.default else "opt-in",
+            r.summary,
+        )
         for r in rules
     ]
     if fmt == "plain":

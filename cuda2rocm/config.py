@@ -66,7 +66,8 @@ class Layer:
 
 @dataclass(frozen=True)
 class Patterns:
-    """Gitignore-style patterns, matched relative to `base` (the folder of the file setting them)."""
+    """Gitignore-style patterns, matched relative to `base` (the folder of the file that
+    sets them)."""
 
     base: Path
     patterns: tuple[str, ...]
@@ -108,14 +109,24 @@ class Config:
 
     def ignored_for(self, path: str) -> list[str]:
         """Selectors switched off for `path` by per-file-ignores."""
-        return [s for patterns, selectors in self.per_file_ignores if patterns.match(path) for s in selectors]
+        return [
+            s
+            for patterns, selectors in self.per_file_ignores
+            if patterns.match(path)
+            for s in selectors
+        ]
 
     def settings(self) -> dict[str, object]:
         """The resolved settings as plain values (for `--show-settings` and the cache key)."""
         return {
             "config": str(self.path) if self.path else None,
             "select": [
-                {"origin": la.origin, "select": list(la.select), "extend-select": list(la.extend_select), "ignore": list(la.ignore)}
+                {
+                    "origin": la.origin,
+                    "select": list(la.select),
+                    "extend-select": list(la.extend_select),
+                    "ignore": list(la.ignore),
+                }
                 for la in self.layers
             ],
             "exclude": [{"base": str(p.base), "patterns": list(p.patterns)} for p in self.exclude],
@@ -129,7 +140,9 @@ class Config:
             "severity": {k: v for k, (v, _) in sorted(self.severity.items())},
             "fail-on": self.fail_on,
             "baseline": str(self.baseline) if self.baseline else None,
-            "torch-built": [{"base": str(p.base), "patterns": list(p.patterns)} for p in self.torch_built],
+            "torch-built": [
+                {"base": str(p.base), "patterns": list(p.patterns)} for p in self.torch_built
+            ],
         }
 
 

@@ -56,10 +56,16 @@ class Session:
         self.paths = list(paths) or ["."]
         self.options = options
         self.catalogue = load_catalogue()
-        self.cli_layer = Layer("command line", options.select, options.extend_select, options.ignore)
+        self.cli_layer = Layer(
+            "command line", options.select, options.extend_select, options.ignore
+        )
         self._linters: dict[int, Linter] = {}
         try:
-            check(options.select + options.extend_select + options.ignore, "command line", self.catalogue)
+            check(
+                options.select + options.extend_select + options.ignore,
+                "command line",
+                self.catalogue,
+            )
             if options.rules:
                 check(options.rules, "--rule", self.catalogue)
             self.resolver = Resolver(options.config_file)

@@ -359,8 +359,7 @@ def test_concise_marks_only_safe_fixes_and_closes_with_a_count(cli, write, tmp_p
     assert "[*]" not in unsafe and "CR102 [*]" in safe
     assert lines[-2:] == [
         "Found 2 findings in 2 files: 1 errors, 1 warnings, 0 info.",
-        "[*] 1 fixable with `cuda2rocm lint --fix` (1 more fixes available with "
-        "`--unsafe-fixes`).",
+        "[*] 1 fixable with `cuda2rocm lint --fix` (1 more fixes available with `--unsafe-fixes`).",
     ]
 
 

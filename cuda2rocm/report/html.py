@@ -660,7 +660,8 @@ def _findings_section(groups, catalogue: dict[str, RuleSpec]) -> str:
     sources = _Sources()
     out = [
         '<section id="findings" aria-labelledby="findings-h"><h2 id="findings-h">Findings</h2>'
-        "<p>Per file, errors first, then warnings and info, each in source order. Each rule is explained in full at its first finding "
+        "<p>Per file, errors first, then warnings and info, each in source order. "
+        "Each rule is explained in full at its first finding "
         "in a file.</p>"
     ]
     for directory, whole, files in groups:
