@@ -71,10 +71,14 @@ class Patterns:
 
     base: Path
     patterns: tuple[str, ...]
+    spec: pathspec.GitIgnoreSpec = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "spec", pathspec.GitIgnoreSpec.from_lines(self.patterns))
 
     def match(self, path: str | Path) -> bool:
         rel = _relative(path, self.base)
-        return rel is not None and pathspec.GitIgnoreSpec.from_lines(self.patterns).match_file(rel)
+        return rel is not None and self.spec.match_file(rel)
 
 
 @dataclass

@@ -399,3 +399,38 @@ def test_watch_lints_again_after_a_change(write, tmp_path):
     assert proc.returncode == 0, err
     assert "[watch] lint finished (exit 0)" in err
     assert "CR102" in out and "All clear" in out
+
+
+# README snippets are copyable --------------------------------------------------------------
+
+
+def _yaml_blocks() -> list:
+    import re
+
+    yaml = pytest.importorskip("yaml")
+    readme = (ROOT / "README.md").read_text()
+    return [yaml.safe_load(b) for b in re.findall(r"```yaml\n(.*?)```", readme, re.S)]
+
+
+def test_readme_ci_snippets_match_the_hooks_and_the_action():
+    yaml = pytest.importorskip("yaml")
+    blocks = _yaml_blocks()
+    hooks = {h["id"]: h for h in yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())}
+    action = yaml.safe_load((ROOT / "action.yml").read_text())
+    configs = [b for b in blocks if isinstance(b, dict) and "repos" in b]
+    assert configs, "the README shows a .pre-commit-config.yaml"
+    for config in configs:
+        for repo in config["repos"]:
+            for hook in repo["hooks"]:
+                if repo["repo"] == "local":
+                    assert hook["entry"] == hooks[hook["id"]]["entry"]
+                    assert hook["types_or"] == hooks[hook["id"]]["types_or"]
+                else:
+                    assert hook["id"] in hooks
+    workflows = [b for b in blocks if isinstance(b, dict) and "jobs" in b]
+    assert workflows, "the README shows a workflow"
+    for workflow in workflows:
+        for job in workflow["jobs"].values():
+            for step in job["steps"]:
+                if "cuda2rocm" in step.get("uses", ""):
+                    assert set(step.get("with", {})) <= set(action["inputs"])
