@@ -206,7 +206,7 @@ def lint(paths, **opts) -> None:
                 click.echo(item.display)
         sys.exit(2 if session.missing else 0)
     if opts["watch"]:
-        _watch(session, opts)
+        _watch(lambda: Session(paths, _options(opts)), dict(opts, paths=paths))
         return
     sys.exit(_lint_once(session, opts))
 
@@ -222,7 +222,7 @@ def _lint_once(session, opts: dict) -> int:
         before = merge(session.lint(groups))
         fixed = _fix_groups(session, groups, opts, write=True)
         groups = session.groups()
-    parts = session.lint(groups, _progress_bar())
+    parts = _lint_parts(session, groups)
     if opts["write_baseline"]:
         result = merge(parts)
         path = Path(opts["write_baseline"])
@@ -310,23 +310,33 @@ def _apply_baselines(session, opts: dict, parts) -> list[str]:
     return lines
 
 
-def _progress_bar():
-    """A progress callback drawing on stderr, only when stderr is a terminal."""
+class _ProgressBar:
+    """A progress callback drawing on stderr while a run lasts (only on a terminal)."""
+
+    def __init__(self) -> None:
+        from rich.console import Console
+        from rich.progress import Progress
+
+        self.progress = Progress(console=Console(stderr=True), transient=True)
+        self.task = self.progress.add_task("linting", total=None)
+        self.progress.start()
+
+    def __call__(self, done: int, total: int) -> None:
+        self.progress.update(self.task, completed=done, total=total)
+
+    def close(self) -> None:
+        self.progress.stop()
+
+
+def _lint_parts(session, groups):
+    """`session.lint(groups)`, with a progress bar when stderr is a terminal."""
     if not sys.stderr.isatty():
-        return None
-    from rich.console import Console
-    from rich.progress import Progress
-
-    progress = Progress(console=Console(stderr=True), transient=True)
-    task = progress.add_task("linting", total=None)
-    progress.start()
-
-    def update(done: int, total: int) -> None:
-        progress.update(task, completed=done, total=total)
-        if done >= total:
-            progress.stop()
-
-    return update
+        return session.lint(groups)
+    bar = _ProgressBar()
+    try:
+        return session.lint(groups, bar)
+    finally:
+        bar.close()
 
 
 def _open_output(output: str | None):
@@ -602,7 +612,7 @@ def _show_settings(session, path: str) -> None:
     click.echo(f"rules ({len(rules)}): {' '.join(r.code for r in rules)}")
 
 
-def _watch(session, opts: dict) -> None:
+def _watch(new_session, opts: dict) -> None:
     """Lint, then poll the files' modification times and lint again on a change.
 
     Polling (no extra dependency); `--watch-runs N` (hidden) stops after N runs, for tests."""
@@ -610,20 +620,38 @@ def _watch(session, opts: dict) -> None:
     import os
     import time
 
-    def snapshot() -> dict[str, float]:
-        stamps = {}
-        for group in session.groups():
-            for item in group.items:
+    def snapshot() -> dict[str, int]:
+        """Modification times of every lintable file and of the configurations above them."""
+        from cuda2rocm.config import find_config
+        from cuda2rocm.discover import discover
+
+        stamps: dict[str, int] = {}
+        folders = set()
+        for item in discover(list(opts["paths"]) or ["."]):
+            folders.add(item.path.parent)
+            with contextlib.suppress(OSError):
+                stamps[str(item.path)] = os.stat(item.path).st_mtime_ns
+        for folder in folders:
+            config = find_config(folder)
+            if config is not None:
                 with contextlib.suppress(OSError):
-                    stamps[str(item.path)] = os.stat(item.path).st_mtime_ns
-            if group.config.path is not None:
-                stamps[str(group.config.path)] = os.stat(group.config.path).st_mtime_ns
+                    stamps[str(config)] = os.stat(config).st_mtime_ns
         return stamps
+
+    from cuda2rocm.session import SessionError
 
     runs = 0
     try:
         while True:
-            code = _lint_once(session, opts)
+            try:
+                # A fresh session each time: configuration files may have changed too.
+                code = _lint_once(new_session(), opts)
+            except SessionError as exc:  # e.g. a configuration being edited
+                Failure(str(exc)).show()
+                code = 2
+            except click.ClickException as exc:
+                exc.show()
+                code = exc.exit_code
             runs += 1
             click.echo(f"[watch] lint finished (exit {code}); waiting for changes...", err=True)
             if opts["watch_runs"] and runs >= opts["watch_runs"]:
@@ -677,7 +705,7 @@ def report(paths, **opts) -> None:
 
     session = Session(paths, _options(opts))
     groups = session.groups()
-    parts = session.lint(groups, _progress_bar())
+    parts = _lint_parts(session, groups)
     footer = _apply_baselines(session, opts, parts)
     result = merge(parts)
     session.empty += session.skipped_everything(groups, result)

@@ -434,3 +434,23 @@ def test_readme_ci_snippets_match_the_hooks_and_the_action():
             for step in job["steps"]:
                 if "cuda2rocm" in step.get("uses", ""):
                     assert set(step.get("with", {})) <= set(action["inputs"])
+
+
+def test_fixing_that_leaves_new_errors_says_so(capsys):
+    from cuda2rocm.cli import _newly_reachable
+    from cuda2rocm.engine import LintResult
+    from cuda2rocm.model import Diagnostic, Position, Severity
+
+    def finding(line: int, severity: Severity = Severity.ERROR) -> Diagnostic:
+        return Diagnostic(
+            "a.cu", "warp-size-32", "CR404", severity, 4, Position(line, 1, line, 2), "m"
+        )
+
+    before = LintResult(diagnostics=[finding(1)])
+    _newly_reachable(before, LintResult(diagnostics=[finding(3)]))
+    assert capsys.readouterr().err == ""
+    _newly_reachable(
+        before, LintResult(diagnostics=[finding(3), finding(9), finding(4, Severity.INFO)])
+    )
+    err = capsys.readouterr().err
+    assert "a.cu: the fixes left 1 new warp-size-32 error(s)" in err
