@@ -488,9 +488,11 @@ def fix(paths, **opts) -> None:
                 click.echo(outcome.diff(), nl=False)
         for header in report.headers:
             click.echo(header.diff(), nl=False)
-    _fix_summary(report, opts, err=diff, write=write)
     changed = [o for o in report.outcomes if o.changed]
     problem = _problems_exit(session)
+    if problem and not groups:  # nothing to fix: no success line to print
+        sys.exit(problem)
+    _fix_summary(report, opts, err=diff, write=write)
     if not write:
         sys.exit(problem or (1 if changed else 0))
     parts = session.lint(session.groups())
