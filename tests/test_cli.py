@@ -75,9 +75,13 @@ def test_json_output_follows_schema(cli, write, tmp_path):
 def test_concise_output_is_one_line_per_finding(cli, write, tmp_path):
     write("bad.py", BROKEN)
     lines = cli("lint", "--format", "concise", str(tmp_path)).stdout.splitlines()
-    assert len(lines) == 2
+    assert len(lines) == 4
     assert lines[0].endswith("(amp-deprecated-api)")
     assert ":3:6: CR201 [*] [warning]" in lines[0]
+    assert lines[2:] == [
+        "Found 2 findings in 1 files: 1 errors, 1 warnings, 0 info.",
+        "[*] 2 fixable with `cuda2rocm lint --fix`.",
+    ]
 
 
 @pytest.mark.parametrize(
@@ -97,10 +101,14 @@ def test_selection_by_id_code_and_prefix(cli, write, tmp_path, option, expected)
 
 def test_opt_in_rule_needs_naming(cli, write, tmp_path):
     write("load.py", "from torch.utils.data import DataLoader\nDataLoader(d, pin_memory=True)\n")
-    assert cli("lint", str(tmp_path)).returncode == 0
-    assert cli("lint", "--select", "CR5", str(tmp_path)).returncode == 0
-    assert cli("lint", "--extend-select", "pin-memory", str(tmp_path)).returncode == 1
-    assert cli("lint", "--select", "CR501", str(tmp_path)).returncode == 1
+    # pin-memory is an info finding: --fail-on info makes it count towards the exit code.
+    assert cli("lint", "--fail-on", "info", str(tmp_path)).returncode == 0
+    assert cli("lint", "--fail-on", "info", "--select", "CR5", str(tmp_path)).returncode == 0
+    assert (
+        cli("lint", "--fail-on", "info", "--extend-select", "pin-memory", str(tmp_path)).returncode
+        == 1
+    )
+    assert cli("lint", "--fail-on", "info", "--select", "CR501", str(tmp_path)).returncode == 1
 
 
 def test_unknown_rule_is_a_usage_error(cli, tmp_path):

@@ -18,7 +18,7 @@ def _copy(tmp_path):
 def test_portable_fix_writes_one_header_and_is_idempotent(cli, tmp_path):
     tree = _copy(tmp_path)
     first = cli("fix", "--unsafe", str(tree))
-    assert first.returncode == 0, first.stderr
+    assert first.returncode in (0, 1), first.stderr  # 1: findings without a fix remain
     header = tree / "cuda2rocm_compat.h"
     assert header.is_file() and "compatibility header" in first.stderr
     text = header.read_text()
@@ -33,7 +33,7 @@ def test_portable_fix_writes_one_header_and_is_idempotent(cli, tmp_path):
 
 def test_hip_target_renames_to_hip_spelling(cli, tmp_path):
     tree = _copy(tmp_path)
-    assert cli("fix", "--unsafe", "--target", "hip", str(tree)).returncode == 0
+    assert cli("fix", "--unsafe", "--target", "hip", "--exit-zero", str(tree)).returncode == 0
     stream = (tree / "stream_event.cu").read_text()
     assert "hipStream_t" in stream and "cudaStream_t" not in stream.split("//")[0]
 
@@ -50,5 +50,5 @@ def test_diff_shows_the_header_and_writes_nothing(cli, tmp_path):
 def test_target_from_config(cli, tmp_path):
     tree = _copy(tmp_path)
     (tree / "cuda2rocm.toml").write_text('target = "hip"\nunsafe-fixes = true\n')
-    assert cli("fix", str(tree)).returncode == 0
+    assert cli("fix", "--exit-zero", str(tree)).returncode == 0
     assert "hipStream_t" in (tree / "stream_event.cu").read_text()

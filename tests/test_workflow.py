@@ -195,7 +195,7 @@ def test_outputs_neutralise_control_characters(cli, write, tmp_path):
     name = "evil\x1b[31m\n::error::pwned.py"
     write(name, BAD)
     concise = cli("lint", "--format", "concise", str(tmp_path), cwd=tmp_path).stdout
-    assert "\x1b" not in concise and concise.count("\n") == 1
+    assert "\x1b" not in concise and concise.count("\n") == 3  # one finding, two closing lines
     text = cli("lint", str(tmp_path), cwd=tmp_path).stdout
     assert "\x1b" not in text
     assert not any(line.startswith("::") for line in text.splitlines())
@@ -206,7 +206,10 @@ def test_outputs_neutralise_control_characters(cli, write, tmp_path):
 def test_statistics(cli, write, tmp_path):
     write("a.py", BAD + 'y = torch.device("rocm")\nwith torch.cuda.amp.autocast():\n    pass\n')
     plain = cli("lint", "--statistics", "--format", "concise", str(tmp_path)).stdout.splitlines()
-    assert plain == ["     2  CR102  device-string-hip", "     1  CR201  amp-deprecated-api"]
+    assert plain == [
+        "     2  CR102  [*] device-string-hip",
+        "     1  CR201  [*] amp-deprecated-api",
+    ]
     table = cli("lint", "--statistics", str(tmp_path)).stdout
     assert "Findings per porting step" in table and "1 device" in table
 
@@ -263,34 +266,54 @@ def test_pre_commit_hook_fails_on_bad_file_and_passes_on_clean(tmp_path):
     assert bad.returncode == 1, bad.stdout + bad.stderr
     assert "device-string-hip" in bad.stdout
     (project / "train.py").write_text(BAD.replace('"hip"', '"cuda"'))
+    # An info-only finding does not fail the hook, and a nested configuration applies to its
+    # own folder whatever else is committed with it.
+    (project / "bench.py").write_text("import torch\ntorch.backends.cudnn.benchmark = True\n")
+    (project / "vendor").mkdir()
+    (project / "vendor" / "cuda2rocm.toml").write_text('ignore = ["CR1"]\n')
+    (project / "vendor" / "old.py").write_text(BAD)
     _git(project, "add", ".")
     good = subprocess.run(
         command, cwd=project, capture_output=True, text=True, env=env, timeout=900
     )
     assert good.returncode == 0, good.stdout + good.stderr
+    (project / "vendor" / "cuda2rocm.toml").write_text('fail-on = "info"\n')
+    (project / "vendor" / "bench.py").write_text(
+        "import torch\ntorch.backends.cudnn.benchmark = True\n"
+    )
+    (project / "vendor" / "old.py").write_text(BAD.replace('"hip"', '"cuda"'))
+    _git(project, "add", ".")
+    strict = subprocess.run(
+        command, cwd=project, capture_output=True, text=True, env=env, timeout=900
+    )
+    assert strict.returncode == 1, strict.stdout + strict.stderr
+    assert "vendor/bench.py" in strict.stdout and "cudnn-benchmark" in strict.stdout
 
 
-def test_action_steps_annotate_with_a_fake_github_environment(tmp_path):
-    workspace = tmp_path / "ws"
-    workspace.mkdir()
-    (workspace / "train.py").write_text(BAD)
-    summary = tmp_path / "summary.md"
+def _action_env(tmp_path: Path, workspace: Path, **extra: str) -> dict[str, str]:
     bindir = Path(sys.executable).parent
     env = dict(
         os.environ,
         GITHUB_ACTIONS="true",
         GITHUB_WORKSPACE=str(workspace),
         GITHUB_ACTION_PATH=str(ROOT),
-        GITHUB_STEP_SUMMARY=str(summary),
+        GITHUB_STEP_SUMMARY=str(tmp_path / "summary.md"),
+        GITHUB_OUTPUT=str(tmp_path / "output.txt"),
+        RUNNER_TEMP=str(tmp_path),
         CUDA2ROCM_PYTHON=sys.executable,
         CUDA2ROCM_PATHS=".",
-        CUDA2ROCM_ARGS="--select CR1",
+        CUDA2ROCM_ARGS="",
         CUDA2ROCM_SARIF="true",
         CUDA2ROCM_SARIF_FILE=str(tmp_path / "out.sarif"),
         CUDA2ROCM_FAIL="true",
+        CUDA2ROCM_CACHE_DIR=str(workspace / ".cuda2rocm_cache"),
         PATH=f"{bindir}{os.pathsep}{os.environ['PATH']}",
     )
-    run = subprocess.run(
+    return env | extra
+
+
+def _run_action(workspace: Path, env: dict) -> subprocess.CompletedProcess:
+    return subprocess.run(
         ["bash", str(ROOT / "action" / "run.sh")],
         cwd=workspace,
         env=env,
@@ -298,6 +321,23 @@ def test_action_steps_annotate_with_a_fake_github_environment(tmp_path):
         text=True,
         timeout=300,
     )
+
+
+def _outputs(tmp_path: Path) -> dict[str, str]:
+    lines = (tmp_path / "output.txt").read_text().splitlines()
+    return dict(line.split("=", 1) for line in lines)
+
+
+def test_action_steps_annotate_with_a_fake_github_environment(tmp_path):
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "train.py").write_text(BAD + "with torch.cuda.amp.autocast():\n    pass\n")
+    (workspace / "my baseline.json").write_text('{"version": 2, "entries": []}')
+    # args is a list, one argument per line: a value with a space stays one argument.
+    env = _action_env(
+        tmp_path, workspace, CUDA2ROCM_ARGS="--select\nCR1\n--baseline\nmy baseline.json"
+    )
+    run = _run_action(workspace, env)
     assert run.returncode == 1, run.stderr
     assert run.stdout.strip().splitlines() == [
         "::error file=train.py,line=2,col=27,endLine=2,endColumn=32,"
@@ -305,26 +345,64 @@ def test_action_steps_annotate_with_a_fake_github_environment(tmp_path):
         '"cuda" device type, use "cuda"'
     ]
     assert json.loads((tmp_path / "out.sarif").read_text())["version"] == "2.1.0"
-    assert "device-string-hip" in summary.read_text()
+    summary = (tmp_path / "summary.md").read_text()
+    assert "**1 findings** in 1 files: 1 errors" in summary
+    assert "Fixable: **1** safe" in summary
+    assert "| CR102 `device-string-hip` | 1 | 1 | 0 |" in summary
+    assert _outputs(tmp_path) == {"ran": "true", "exit-code": "1"}
+    assert list((workspace / ".cuda2rocm_cache").iterdir())  # kept for actions/cache
     env["CUDA2ROCM_FAIL"] = "false"
-    run = subprocess.run(
-        ["bash", str(ROOT / "action" / "run.sh")],
-        cwd=workspace,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert run.returncode == 0
+    assert _run_action(workspace, env).returncode == 0
 
 
-def test_action_install_step_installs_this_checkout(tmp_path):
-    """The install step really installs the action's checkout into a fresh environment."""
+def test_action_summary_mentions_the_annotation_limit(tmp_path):
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    lines = "".join(f'x{i} = torch.device("hip")\n' for i in range(12))
+    (workspace / "train.py").write_text("import torch\n" + lines)
+    run = _run_action(workspace, _action_env(tmp_path, workspace, CUDA2ROCM_SARIF="false"))
+    assert run.returncode == 1
+    assert run.stdout.count("::error ") == 12  # all printed; GitHub shows 10
+    summary = (tmp_path / "summary.md").read_text()
+    assert "at most 10 annotations of each level per step (error exceeded it)" in summary
+
+
+def test_action_reports_a_lint_that_cannot_run_and_skips_sarif(tmp_path):
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "train.py").write_text(BAD)
+    (workspace / "cuda2rocm.toml").write_text('selekt = ["CR1"]\n')
+    run = _run_action(workspace, _action_env(tmp_path, workspace))
+    assert run.returncode == 2
+    assert "unknown key 'selekt'" in run.stderr and "Traceback" not in run.stderr
+    assert _outputs(tmp_path) == {"ran": "false", "exit-code": "2"}
+    assert not (tmp_path / "out.sarif").exists()
+    assert "could not run" in (tmp_path / "summary.md").read_text()
+
+
+def test_action_yml_wires_cache_upload_guard_and_own_environment():
+    yaml = pytest.importorskip("yaml")
+    action = yaml.safe_load((ROOT / "action.yml").read_text())
+    steps = action["runs"]["steps"]
+    uses = [s.get("uses", "") for s in steps]
+    assert any(u.startswith("actions/cache@") for u in uses)
+    cache = next(s for s in steps if s.get("uses", "").startswith("actions/cache@"))
+    assert cache["with"]["path"].endswith(".cuda2rocm_cache")
+    upload = next(s for s in steps if "upload-sarif" in s.get("uses", ""))
+    assert "steps.lint.outputs.ran == 'true'" in upload["if"]
+    assert "head.repo.full_name == github.repository" in upload["if"]
+    assert "version" not in action["inputs"]  # no promise of a package-index release
+    install = next(s for s in steps if s.get("name") == "Install cuda2rocm")
+    assert "runner.temp" in install["env"]["CUDA2ROCM_VENV"]
+
+
+def test_action_install_step_installs_this_checkout_into_its_own_environment(tmp_path):
+    """The install step really installs the action's checkout into the action's environment
+    (created beforehand with the system packages, so that no build dependency is downloaded)."""
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True)
-    python = venv / "bin" / "python"
     env = dict(
-        os.environ, GITHUB_ACTION_PATH=str(ROOT), CUDA2ROCM_PYTHON=str(python), CUDA2ROCM_VERSION=""
+        os.environ, GITHUB_ACTION_PATH=str(ROOT), CUDA2ROCM_VENV=str(venv), CUDA2ROCM_INSTALL=""
     )
     run = subprocess.run(
         ["bash", str(ROOT / "action" / "install.sh")],
@@ -335,3 +413,4 @@ def test_action_install_step_installs_this_checkout(tmp_path):
     )
     assert run.returncode == 0, run.stdout + run.stderr
     assert "cuda2rocm" in run.stdout
+    assert (venv / "bin" / "cuda2rocm").exists()

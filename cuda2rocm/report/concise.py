@@ -1,8 +1,14 @@
-"""One line per finding, `path:line:col: CODE [severity] message (rule)`: for grep and editors."""
+"""One line per finding, `path:line:col: CODE [*] [severity] message (rule)`, for grep and editors.
+
+`[*]` marks a safe fix (applied by `lint --fix`), as in ruff; the closing lines count the
+findings and the fixes. Notices (files passed over) go to standard error, never between findings.
+"""
 
 from __future__ import annotations
 
 from cuda2rocm.engine import LintResult
+from cuda2rocm.model import Safety
+from cuda2rocm.report.summary import closing
 
 
 def _clean(text: str) -> str:
@@ -14,12 +20,12 @@ def render(result: LintResult) -> str:
     lines = []
     for d in result.diagnostics:
         p = d.position
-        fixable = " [*]" if d.fix is not None else ""
+        fixable = " [*]" if d.fix is not None and d.fix.safety is Safety.SAFE else ""
         lines.append(
             f"{_clean(d.path)}:{p.line}:{p.column}: {d.code}{fixable} [{d.severity.value}] "
             f"{_clean(d.message)} ({d.rule})"
         )
-    return "\n".join(lines)
+    return "\n".join([*lines, *closing(result)])
 
 
 def render_guarded(result: LintResult) -> str:

@@ -1,7 +1,9 @@
 """GitHub Actions workflow commands (`::error file=...::message`), escaped per GitHub's rules.
 
 Property values escape `%`, CR, LF, `:` and `,`; the message escapes `%`, CR and LF. With that,
-no path or message can end the command early or start a second one.
+no path or message can end the command early or start a second one. Notices (files passed
+over) become `::notice` lines. GitHub shows at most 10 annotations of each level per step (and
+50 per job); the rest stay in the log, so the Action's job summary and SARIF carry the full list.
 """
 
 from __future__ import annotations
@@ -33,4 +35,7 @@ def render(result: LintResult) -> str:
         }
         joined = ",".join(f"{k}={escape_property(v)}" for k, v in props.items())
         lines.append(f"::{LEVEL[d.severity.value]} {joined}::{escape_data(d.message)}")
+    for n in result.notices:
+        props = f"file={escape_property(n.path)},title=cuda2rocm"
+        lines.append(f"::notice {props}::{escape_data(n.message)}")
     return "\n".join(lines)

@@ -32,8 +32,8 @@ from cuda2rocm.sources import LineIndex
 SEVERITIES = ("error", "warning", "info")
 FIX_CLASSES = ("safe", "unsafe", "manual")
 FIX_WORDS = {
-    "safe": "fixed by `cuda2rocm fix`",
-    "unsafe": "fixable with `cuda2rocm fix --unsafe`, after review",
+    "safe": "fixable automatically (`cuda2rocm lint --fix`)",
+    "unsafe": "fixable with `--unsafe-fixes`, after review",
     "manual": "need a human (no automatic fix)",
 }
 #: Source lines shown above and below a finding's span, and the most span lines highlighted.
@@ -394,7 +394,7 @@ def _summary_section(fig: Figures, note: str) -> str:
         ("error", "Errors", sev["error"]),
         ("warning", "Warnings", sev["warning"]),
         ("info", "Info", sev["info"]),
-        ("safe-share", "Fixed automatically", _pct(safe, total)),
+        ("safe-share", "Fixable automatically", _pct(safe, total)),
     ]
     body = "".join(
         f'<div><dt>{_e(label)}</dt><dd data-figure="{key}" class="sev-{key}">{_e(value)}</dd></div>'
@@ -413,10 +413,10 @@ def _summary_section(fig: Figures, note: str) -> str:
         )
         verdict = (
             f"{blocking}; {sev['warning']} warnings may give wrong results or slow code, "
-            f"{sev['info']} are worth a look. <code>cuda2rocm fix</code> settles "
+            f"{sev['info']} are worth a look. <code>cuda2rocm lint --fix</code> can settle "
             f'<strong data-figure="safe">{safe}</strong> of {total} findings ({_pct(safe, total)})'
             f'; <strong data-figure="unsafe">{unsafe}</strong> more have a fix to review '
-            f"(<code>--unsafe</code>, {_pct(safe + unsafe, total)} in all); "
+            f"(<code>--unsafe-fixes</code>, {_pct(safe + unsafe, total)} in all); "
             f'<strong data-figure="manual">{manual}</strong> ({_pct(manual, total)}) '
             "need a human."
         )
@@ -428,7 +428,8 @@ def _summary_section(fig: Figures, note: str) -> str:
 
 
 def _steps_section(fig: Figures) -> str:
-    shown = [(s, t) for s, t in fig.steps.items() if s in STEPS or t.total]
+    shown = [(s, t) for s, t in fig.steps.items() if t.total]
+    done = [step_label(s) for s, t in fig.steps.items() if s in STEPS and s and not t.total]
     rows = [
         (
             step_label(s),
@@ -472,7 +473,9 @@ def _steps_section(fig: Figures) -> str:
         '<section id="steps" aria-labelledby="steps-h"><h2 id="steps-h">Findings per checklist '
         "step</h2><p>The porting checklist: (1) device, (2) mixed precision, (3) distributed, "
         "(4) custom ops and extensions, (5) memory and data loading, (6) build and packaging, "
-        "(7) environment. A step with no findings is done as far as this tool can tell.</p>"
+        "(7) environment. A step with no findings is done as far as this tool can tell"
+        + (f" ({_e(', '.join(done))}; not drawn)" if done else "")
+        + ".</p>"
         f'<div class="grid"><figure>{chart}<figcaption>Findings per step, stacked by severity '
         f"(the table below has the same figures).</figcaption></figure>{legend}</div>"
         '<div class="scroll" role="region" aria-labelledby="steps-cap" tabindex="0">'
@@ -487,8 +490,8 @@ def _fixes_section(fig: Figures, catalogue: dict[str, RuleSpec]) -> str:
     t = fig.total
     total = t.total
     segments = [
-        svg.Segment("safe", "fixed by cuda2rocm fix", t.fixes["safe"]),
-        svg.Segment("unsafe", "fixable with --unsafe after review", t.fixes["unsafe"]),
+        svg.Segment("safe", "fixable automatically", t.fixes["safe"]),
+        svg.Segment("unsafe", "fixable with --unsafe-fixes after review", t.fixes["unsafe"]),
         svg.Segment("manual", "need a human", t.fixes["manual"]),
     ]
     desc = ", ".join(f"{s.value} {s.label} ({_pct(s.value, total)})" for s in segments)
@@ -535,13 +538,13 @@ def _fixes_section(fig: Figures, catalogue: dict[str, RuleSpec]) -> str:
     )
     return (
         '<section id="fixes" aria-labelledby="fixes-h"><h2 id="fixes-h">What '
-        "<code>cuda2rocm fix</code> does, and what is left</h2>"
+        "<code>cuda2rocm lint --fix</code> does, and what is left</h2>"
         "<p><strong>Safe</strong> fixes keep behaviour on CUDA and are correct on ROCm; "
-        "<code>cuda2rocm fix</code> applies them. <strong>Unsafe</strong> fixes are probably "
-        "right but need review; <code>cuda2rocm fix --unsafe</code> applies them. The rest is "
+        "<code>cuda2rocm lint --fix</code> applies them. <strong>Unsafe</strong> fixes are "
+        "probably right but need review; <code>--unsafe-fixes</code> applies them too. The rest is "
         "diagnosis only. The share is an estimate: overlapping fixes are applied in later "
         "rounds, and a fix may leave a smaller finding behind.</p>"
-        f'<div class="grid"><figure>{chart}<figcaption>Share of findings fixed automatically '
+        f'<div class="grid"><figure>{chart}<figcaption>Share of findings fixable automatically '
         f"(centre: safe fixes).</figcaption></figure>{legend}</div>"
         '<div class="scroll" role="region" aria-labelledby="rules-cap" tabindex="0">'
         '<table id="rules-table"><caption id="rules-cap">Findings per rule and how they can '
@@ -610,7 +613,7 @@ def _fix_line(d: Diagnostic) -> str:
     if kind == "manual":
         return '<p class="fix manual">No automatic fix: a human decides the change.</p>'
     what = inline_markdown(d.fix.description or "a fix is available") if d.fix else ""
-    how = "cuda2rocm fix" if kind == "safe" else "cuda2rocm fix --unsafe"
+    how = "cuda2rocm lint --fix" if kind == "safe" else "cuda2rocm lint --fix --unsafe-fixes"
     word = "Safe fix" if kind == "safe" else "Unsafe fix (review it)"
     return f'<p class="fix {kind}">{word}, <code>{how}</code>: {what}</p>'
 
@@ -626,7 +629,7 @@ def _finding(
         f'<p><span class="badge {sev}">{sev}</span> <a class="loc" href="#{anchor}">'
         f"{_e(where)}</a> <code>{_e(d.code)}</code> {_e(d.rule)} "
         f'<span class="muted">· step {_e(step_label(d.step))}</span></p>',
-        f'<p class="msg">{_e(_printable(d.message))}</p>',
+        f'<p class="msg">{inline_markdown(_printable(d.message))}</p>',
         frame,
         _fix_line(d),
     ]
@@ -657,7 +660,8 @@ def _findings_section(groups, catalogue: dict[str, RuleSpec]) -> str:
     sources = _Sources()
     out = [
         '<section id="findings" aria-labelledby="findings-h"><h2 id="findings-h">Findings</h2>'
-        "<p>Per file, in source order. Each rule is explained in full at its first finding "
+        "<p>Per file, errors first, then warnings and info, each in source order. "
+        "Each rule is explained in full at its first finding "
         "in a file.</p>"
     ]
     for directory, whole, files in groups:
@@ -675,7 +679,8 @@ def _findings_section(groups, catalogue: dict[str, RuleSpec]) -> str:
             )
             firsts: dict[str, str] = {}
             lines = sources.get(path)
-            for i, d in enumerate(sorted(t.findings, key=lambda x: x.sort_key), 1):
+            by_severity = sorted(t.findings, key=lambda x: (x.severity.rank, x.sort_key))
+            for i, d in enumerate(by_severity, 1):
                 anchor = f"{fid}-{i}"
                 first = firsts.get(d.rule)
                 firsts.setdefault(d.rule, anchor)

@@ -105,6 +105,28 @@ def render(result: LintResult) -> str:
                     }
                 },
                 "results": results,
+                "invocations": [
+                    {
+                        "executionSuccessful": True,
+                        "toolExecutionNotifications": [
+                            {
+                                "level": "note",
+                                "message": {"text": n.message},
+                                "locations": [
+                                    {
+                                        "physicalLocation": {
+                                            "artifactLocation": {
+                                                "uri": _uri(n.path),
+                                                "uriBaseId": "%SRCROOT%",
+                                            }
+                                        }
+                                    }
+                                ],
+                            }
+                            for n in result.notices
+                        ],
+                    }
+                ],
                 "columnKind": "unicodeCodePoints",
             }
         ],

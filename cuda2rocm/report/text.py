@@ -15,6 +15,7 @@ from rich.text import Text
 
 from cuda2rocm.engine import LintResult
 from cuda2rocm.model import STEPS, Diagnostic, Safety
+from cuda2rocm.report.summary import fixable_line
 from cuda2rocm.sources import LineIndex
 
 STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
@@ -81,9 +82,9 @@ def render(result: LintResult, console: Console, show_frames: bool = True) -> No
             hint = Text("  help: ", style="bold green")
             hint.append(_printable(d.fix.description or "a fix is available"))
             if d.fix.safety is Safety.UNSAFE:
-                hint.append(" (unsafe fix: `cuda2rocm fix --unsafe`)", style="dim")
+                hint.append(" (unsafe fix: `cuda2rocm lint --fix --unsafe-fixes`)", style="dim")
             else:
-                hint.append(" (safe fix: `cuda2rocm fix`)", style="dim")
+                hint.append(" (safe fix: `cuda2rocm lint --fix`)", style="dim")
             console.print(hint, soft_wrap=True, highlight=False)
         console.print()
     for notice in result.notices:
@@ -122,13 +123,7 @@ def summarise(result: LintResult, console: Console) -> None:
     line.append(".")
     console.print(line)
     if safe or unsafe:
-        console.print(
-            Text(
-                f"{safe} fixable with `cuda2rocm fix`"
-                + (f", {unsafe} more with `cuda2rocm fix --unsafe`" if unsafe else "")
-                + "."
-            )
-        )
+        console.print(Text(fixable_line(safe, unsafe)))
 
 
 def render_guarded(result: LintResult, console: Console) -> None:
