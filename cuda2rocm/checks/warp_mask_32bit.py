@@ -168,8 +168,9 @@ class Rule(CppRule):
             declarator = declarator.child_by_field_name("declarator")
             params = declarator.child_by_field_name("parameters") if declarator else None
         for param in params.named_children if params is not None else ():
-            type_node, name = param.child_by_field_name("type"), param.child_by_field_name(
-                "declarator"
+            type_node, name = (
+                param.child_by_field_name("type"),
+                param.child_by_field_name("declarator"),
             )
             if type_node is None or name is None or not _MASK_NAME.search(view.text(name)):
                 continue

@@ -183,9 +183,7 @@ class Rule(CppRule):
                 "doubles (a warp-by-warp block is 4096 threads, over the 1024 limit)"
             )
         elif use.kind == "host":
-            host = (
-                "at::cuda::warp_size()" if self.view.torch_built else "hipDeviceProp_t::warpSize"
-            )
+            host = "at::cuda::warp_size()" if self.view.torch_built else "hipDeviceProp_t::warpSize"
             what = (
                 f"host code sizes a launch or buffer from {name}, a warp size fixed at compile "
                 "time; the host cannot know the device's wavefront (64 on CDNA, 32 on RDNA): "
