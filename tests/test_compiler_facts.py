@@ -80,7 +80,8 @@ def _rejected_source(skip: tuple[str, ...] = ()) -> tuple[str, dict[str, int]]:
 def test_nvcc_accepts_every_construct(tmp_path):
     source, _ = _rejected_source(skip=("HALFX",))
     portable = "namespace portable {" + PORTABLE + "}\n"
-    done = _compile(["nvcc", "-arch=sm_80", "--expt-relaxed-constexpr"], source + portable, tmp_path, ".cu")
+    nvcc = ["nvcc", "-arch=sm_80", "--expt-relaxed-constexpr"]  # as torch's build passes it
+    done = _compile(nvcc, source + portable, tmp_path, ".cu")
     assert done.returncode == 0, done.stderr
 
 
