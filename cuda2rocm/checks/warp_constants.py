@@ -103,6 +103,7 @@ def definitions(view: CppView) -> tuple[set[str], set[str]]:
 def uses(view: CppView) -> Iterator[Use]:
     """Use sites of the file's warp-size constants that depend on the hardware width."""
     fixed, other = definitions(view)
+    derived = _derived(view, other)
     seen_lines: set[tuple[int, str]] = set()
     for ident in view.identifiers:
         name = view.text(ident)
@@ -112,11 +113,13 @@ def uses(view: CppView) -> Iterator[Use]:
                 start, end = view.span(operand)
                 yield Use(start, end, ident.start_point[0], view.text(operand), "assert-32")
             continue
-        if name in other or not WARP_CONSTANT.match(name):
+        if name in other or not (WARP_CONSTANT.match(name) or name in derived):
             continue
         if _is_definition(ident) or not (ident.type == "identifier" or _vexing(ident)):
             continue
         kind = _kind(view, ident, external=name not in fixed)
+        if name in derived and kind not in ("host", "launch-bounds"):
+            continue  # a constant computed from the warp size: only launch shapes are followed
         if kind is None or hip_excluded(view, ident):
             continue
         key = (ident.start_point[0], name)
@@ -139,6 +142,48 @@ def uses(view: CppView) -> Iterator[Use]:
             if (line, token.name) not in seen_lines and not hip_excluded(view, define):
                 seen_lines.add((line, token.name))
                 yield Use(token.start, token.end, line, token.name, "host")
+
+
+def _derived(view: CppView, other: set[str]) -> set[str]:
+    """Namespace- or class-scope constants computed from a followed warp constant:
+    `constexpr int kLanes = kWarpSize;`, `const int kThreads = 4 * WARP_SIZE;` (one level)."""
+    found: set[str] = set()
+    for node in view.declarations:
+        scope = node.parent.type if node.parent is not None else ""
+        if scope not in ("translation_unit", "declaration_list", "field_declaration_list"):
+            continue  # function-local values (`dim3 block(kWarpSize, 4)`) are reported as uses
+        if not any(
+            c.type == "type_qualifier" and view.text(c) in ("const", "constexpr")
+            for c in node.children
+        ):
+            continue
+        for decl in node.children_by_field_name("declarator"):
+            if decl.type != "init_declarator":
+                continue
+            target = decl.child_by_field_name("declarator")
+            value = decl.child_by_field_name("value")
+            if target is None or value is None or target.type != "identifier":
+                continue
+            name = view.text(target)
+            if WARP_CONSTANT.match(name) or name in other:
+                continue
+            if any(
+                n.type == "identifier"
+                and WARP_CONSTANT.match(view.text(n))
+                and view.text(n) not in other
+                and view.text(n) not in _HARDWARE
+                for n in _walk(value)
+            ):
+                found.add(name)
+    return found - other
+
+
+def _walk(node: Node) -> Iterator[Node]:
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(n.children)
 
 
 def _vexing(ident: Node) -> bool:
@@ -212,7 +257,9 @@ def _width_dependent(view: CppView, ident: Node) -> bool:
             decl = parent
             while decl is not None and decl.type not in ("declaration", "field_declaration"):
                 decl = decl.parent
-            return decl is not None and any(
+            if decl is None:  # a parameter: a view of per-warp scratch (`T tile[kWarpSize][..]`)
+                return any(a.type == "parameter_declaration" for a in ancestors(parent))
+            return any(
                 c.type == "type_qualifier" and view.text(c) == "__shared__" for c in decl.children
             )
         elif parent.type not in ("parenthesized_expression", "array_declarator"):

@@ -28,6 +28,8 @@ _NUMBER = re.compile(r"^(0x[0-9a-f]+|[0-7]+|\d+)[ul]*$", re.I)
 _PRIMARY = frozenset(
     {"identifier", "field_expression", "call_expression", "parenthesized_expression"}
 )
+_LANE_NAME = re.compile(r"^(lane|lane_?id|lane_?idx|warp|warp_?id|warp_?idx|wid)$", re.I)
+_WARP_INDEX = re.compile(r"^(warp|warp_?id|warp_?idx|wid|warp_?index)$", re.I)
 SHUFFLES = frozenset(
     {"__shfl", "__shfl_up", "__shfl_down", "__shfl_xor"}
     | {"__shfl_sync", "__shfl_up_sync", "__shfl_down_sync", "__shfl_xor_sync"}
@@ -112,21 +114,30 @@ class Rule(CppRule):
     # -- detections ----------------------------------------------------------------------------
     def _arithmetic(self, expr, literal) -> None:
         view = self.view
-        if expr.child_by_field_name("right") != literal or not view.in_device_code(expr):
+        if expr.child_by_field_name("right") != literal:
             return
         op = view.text(expr.child_by_field_name("operator"))
         value = number(view, literal)
         left = expr.child_by_field_name("left")
-        if not _mentions_thread(view, left):
+        device = view.in_device_code(expr)
+        # `int lane = i % 32;`: the variable's name says it is a lane (or warp) of the hardware,
+        # in device code or in host code that lays data out for the device's lanes.
+        named = _assigned_name(view, expr)
+        if not (device and _mentions_thread(view, left)) and not (
+            named is not None and _LANE_NAME.match(named)
+        ):
+            if device and op == "*" and value == 32 and _WARP_INDEX.match(view.text(left)):
+                self._flag(literal, f"`{view.text(expr)}`: first lane of a warp", WARP)
             return
+        fixable = device  # host code cannot know the device's wavefront: report, do not fix
         if op == "&" and value == 31:
-            self._flag(literal, "lane index `& 31`", f"({WARP} - 1)")
+            self._flag(literal, "lane index `& 31`", f"({WARP} - 1)", fixable)
         elif op in ("%", "/") and value == 32:
             what = "lane index `% 32`" if op == "%" else "warp index `/ 32`"
-            self._flag(literal, what, WARP)
+            self._flag(literal, what, WARP, fixable)
         elif op == ">>" and value == 5:
             lhs = view.text(left) if left.type in _PRIMARY else f"({view.text(left)})"
-            self._flag(expr, "warp index `>> 5`", f"{lhs} / {WARP}")
+            self._flag(expr, "warp index `>> 5`", f"{lhs} / {WARP}", fixable)
 
     def _shared_array(self, decl) -> None:
         for child in decl.children_by_field_name("declarator"):
@@ -228,8 +239,18 @@ class Rule(CppRule):
         )
 
     # -- reporting -----------------------------------------------------------------------------
-    def _flag(self, node, what: str, replacement: str) -> None:
+    def _flag(self, node, what: str, replacement: str, fixable: bool = True) -> None:
         if node.start_byte in self.seen or hip_excluded(self.view, node):
+            return
+        if not fixable:
+            self.seen.add(node.start_byte)
+            self.report(
+                node,
+                f"{what} lays data out for 32-lane warps in host code; the device's wavefront "
+                "is 64 lanes on CDNA and 32 on RDNA, known on the host only at run time "
+                "(hipDeviceProp_t::warpSize)",
+                severity=Severity.WARNING,
+            )
             return
         self.seen.add(node.start_byte)
         hint = (
@@ -248,6 +269,22 @@ class Rule(CppRule):
             f"use {hint}{WARP}",
             fix,
         )
+
+
+def _assigned_name(view: CppView, expr: Node) -> str | None:
+    """`int lane = <expr>;` / `lane = <expr>;`: the name the value is stored in."""
+    parent = expr.parent
+    while parent is not None and parent.type in ("parenthesized_expression", "cast_expression"):
+        parent = parent.parent
+    if parent is None:
+        return None
+    if parent.type == "init_declarator":
+        target = parent.child_by_field_name("declarator")
+    elif parent.type == "assignment_expression":
+        target = parent.child_by_field_name("left")
+    else:
+        return None
+    return view.text(target) if target is not None and target.type == "identifier" else None
 
 
 def _descendants(node):
