@@ -111,3 +111,21 @@ def test_no_edit_lands_on_an_escape_sequence():
     fixed = fix_source(SourceFile("m.py", "python", text), LINTER.lint_source, True).fixed
     ast.parse(fixed)
     assert "\\x3c" in fixed
+
+
+def test_kernel_templates_handed_to_a_jit_are_linted_without_parse_noise():
+    text = (
+        "def make(jit, dtype):\n"
+        "    return jit.generate_kernel({'dtype': dtype}, '''\n"
+        "    #define __dtype @dtype@\n"
+        "    extern \"C\" __global__ __launch_bounds__(1024) void k(__dtype* x) {\n"
+        "      unsigned m = __activemask();\n"
+        "      x[0] = __shfl_down_sync(m, x[0], 16);\n"
+        "    }\n"
+        "    ''')\n"
+        "NOTE = 'the __global__ keyword marks kernels'\n"
+    )
+    found = _lint(text, "jit.py")
+    assert {d.position.line for d in found if d.rule == "warp-mask-32bit"} == {5, 6}
+    assert not [d for d in found if d.rule == "parse-error"]
+    assert all(d.position.line != 9 for d in found)

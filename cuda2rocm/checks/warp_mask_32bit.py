@@ -1,5 +1,8 @@
 """warp-mask-32bit: lane masks held in 32 bits, and the CUDA `*_sync` warp builtins.
 
+Also reported without a fix: `__syncwarp()` (hipcc 5.2: undeclared identifier), and 32-bit mask
+parameters of device functions that wrap warp builtins (the fix retypes the parameter).
+
 On AMD GPUs every lane mask is 64-bit: `__ballot` returns `unsigned long long`, and HIP's
 `*_sync` builtins (ROCm 6.2+, opt-in via HIP_ENABLE_WARP_SYNC_BUILTINS) static_assert a 64-bit
 mask; older HIP (checked: 5.2) has no `*_sync` builtins at all. The fix is spelled through the
@@ -12,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from cuda2rocm.frontends.cpp import CppRule
+from cuda2rocm.frontends.cpp import CppRule, hip_excluded
 
 SYNC = {
     "__shfl_sync": "cuda2rocm_shfl_sync",
@@ -62,6 +65,16 @@ class Rule(CppRule):
                 self._sync(call, name)
             elif name in BITS:
                 self._bits(call, name)
+            elif name == "__syncwarp" and not hip_excluded(view, call):
+                self._report(
+                    call,
+                    "`__syncwarp` is not declared by HIP 5.2 (hipcc: use of undeclared "
+                    "identifier), and where newer HIP offers warp-sync functions their masks "
+                    "are 64-bit: on ROCm use `__builtin_amdgcn_wave_barrier()` (a wavefront "
+                    "barrier) under `#ifdef __HIP_PLATFORM_AMD__`",
+                )
+        for function in view.functions:
+            self._mask_parameters(function)
         for node in view.defines:
             name, value = node.child_by_field_name("name"), node.child_by_field_name("value")
             if node.type != "preproc_def" or name is None or value is None:
@@ -136,6 +149,43 @@ class Rule(CppRule):
             *edits,
         )
 
+    def _mask_parameters(self, function) -> None:
+        """`__device__ T my_shfl(unsigned mask, T v, ...)` wrapping a warp builtin: the wrapper's
+        32-bit mask parameter truncates every 64-lane mask passed through it."""
+        view = self.view
+        body = function.child_by_field_name("body")
+        declarator = function.child_by_field_name("declarator")
+        if body is None or declarator is None or not view.in_device_code(body):
+            return
+        if not any(
+            body.start_byte <= c.start_byte < body.end_byte
+            and (_callee(view, c) in SYNC or _callee(view, c) in ("__ballot", "__shfl"))
+            for c in view.calls
+        ):
+            return
+        params = declarator.child_by_field_name("parameters")
+        while params is None and declarator is not None:
+            declarator = declarator.child_by_field_name("declarator")
+            params = declarator.child_by_field_name("parameters") if declarator else None
+        for param in params.named_children if params is not None else ():
+            type_node, name = (
+                param.child_by_field_name("type"),
+                param.child_by_field_name("declarator"),
+            )
+            if type_node is None or name is None or not _MASK_NAME.search(view.text(name)):
+                continue
+            if _THIRTY_TWO_BIT.match(view.text(type_node)) and not hip_excluded(view, param):
+                self._report(
+                    param,
+                    f"lane-mask parameter `{view.text(param)}` of a warp-function wrapper is 32 "
+                    f"bits; AMD wavefronts have 64 lanes: use `{MASK_TYPE}` (compatibility "
+                    "header)",
+                    self.replace(type_node, MASK_TYPE),
+                )
+
     def _report(self, node, message: str, *edits) -> None:
+        if not edits:
+            self.report(node, message)
+            return
         fix = self.fix(*edits, self.view.compat_include_edit(self.ctx), description=message)
         self.report(node, message, fix)

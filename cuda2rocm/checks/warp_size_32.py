@@ -15,7 +15,9 @@ import re
 
 from tree_sitter import Node
 
-from cuda2rocm.frontends.cpp import CppRule, CppView
+from cuda2rocm.checks import warp_constants
+from cuda2rocm.frontends.cpp import CppRule, CppView, ancestors, hip_excluded
+from cuda2rocm.model import Severity
 
 WARP = "CUDA2ROCM_WARP_SIZE"
 _WARP_NAME = re.compile(r"^(k_?)?warp_?size$|^warpsize$|^(k_?)?warp_?width$", re.I)
@@ -26,6 +28,8 @@ _NUMBER = re.compile(r"^(0x[0-9a-f]+|[0-7]+|\d+)[ul]*$", re.I)
 _PRIMARY = frozenset(
     {"identifier", "field_expression", "call_expression", "parenthesized_expression"}
 )
+_LANE_NAME = re.compile(r"^(lane|lane_?id|lane_?idx|warp|warp_?id|warp_?idx|wid)$", re.I)
+_WARP_INDEX = re.compile(r"^(warp|warp_?id|warp_?idx|wid|warp_?index)$", re.I)
 SHUFFLES = frozenset(
     {"__shfl", "__shfl_up", "__shfl_down", "__shfl_xor"}
     | {"__shfl_sync", "__shfl_up_sync", "__shfl_down_sync", "__shfl_xor_sync"}
@@ -99,30 +103,41 @@ class Rule(CppRule):
             parent = node.parent
             if parent is not None and parent.type == "binary_expression":
                 self._arithmetic(parent, node)
-        for call in view.calls:
-            if callee(view, call) in SHUFFLES:
-                self._width(call)
         for loop in view.loops:
             self._loop(loop)
+        for use in warp_constants.uses(view):
+            self._constant_use(use)
+        for ident in view.identifiers:
+            if view.text(ident) == "C10_WARP_SIZE":
+                self._c10_constant(ident)
 
     # -- detections ----------------------------------------------------------------------------
     def _arithmetic(self, expr, literal) -> None:
         view = self.view
-        if expr.child_by_field_name("right") != literal or not view.in_device_code(expr):
+        if expr.child_by_field_name("right") != literal:
             return
         op = view.text(expr.child_by_field_name("operator"))
         value = number(view, literal)
         left = expr.child_by_field_name("left")
-        if not _mentions_thread(view, left):
+        device = view.in_device_code(expr)
+        # `int lane = i % 32;`: the variable's name says it is a lane (or warp) of the hardware,
+        # in device code or in host code that lays data out for the device's lanes.
+        named = _assigned_name(view, expr)
+        if not (device and _mentions_thread(view, left)) and not (
+            named is not None and _LANE_NAME.match(named)
+        ):
+            if device and op == "*" and value == 32 and _WARP_INDEX.match(view.text(left)):
+                self._flag(literal, f"`{view.text(expr)}`: first lane of a warp", WARP)
             return
+        fixable = device  # host code cannot know the device's wavefront: report, do not fix
         if op == "&" and value == 31:
-            self._flag(literal, "lane index `& 31`", f"({WARP} - 1)")
+            self._flag(literal, "lane index `& 31`", f"({WARP} - 1)", fixable)
         elif op in ("%", "/") and value == 32:
             what = "lane index `% 32`" if op == "%" else "warp index `/ 32`"
-            self._flag(literal, what, WARP)
+            self._flag(literal, what, WARP, fixable)
         elif op == ">>" and value == 5:
             lhs = view.text(left) if left.type in _PRIMARY else f"({view.text(left)})"
-            self._flag(expr, "warp index `>> 5`", f"{lhs} / {WARP}")
+            self._flag(expr, "warp index `>> 5`", f"{lhs} / {WARP}", fixable)
 
     def _shared_array(self, decl) -> None:
         for child in decl.children_by_field_name("declarator"):
@@ -134,20 +149,21 @@ class Rule(CppRule):
             if number(self.view, size) == 32:
                 self._flag(size, "per-warp `__shared__` array of 32", WARP)
 
-    def _width(self, call) -> None:
+    def _width(self, call) -> Node | None:
+        """The explicit `width` argument of a shuffle, or None (the whole wavefront)."""
         args = call.child_by_field_name("arguments")
         named = [a for a in args.named_children if a.type != "comment"] if args else []
         width_at = 3 if callee(self.view, call).endswith("_sync") else 2
-        if len(named) > width_at and number(self.view, named[width_at]) == 32:
-            self._flag(named[width_at], "shuffle width 32", WARP)
+        return named[width_at] if len(named) > width_at else None
 
     def _loop(self, loop) -> None:
         view = self.view
         body = loop.child_by_field_name("body")
         if body is None or not view.in_device_code(loop):
             return
-        if not any(loop.start_byte <= c.start_byte < loop.end_byte for c in self._shuffles()):
-            return
+        inside = [c for c in self._shuffles() if loop.start_byte <= c.start_byte < loop.end_byte]
+        if not inside or all(number(view, self._width(c)) == 32 for c in inside):
+            return  # explicit width 32: self-consistent 32-lane groups, right on wave64 too
         init = loop.child_by_field_name("initializer")
         if init is not None:
             for n in _descendants(init):
@@ -168,9 +184,73 @@ class Rule(CppRule):
             self._shuffle_calls = [c for c in self.view.calls if callee(self.view, c) in SHUFFLES]
         return self._shuffle_calls
 
+    def _constant_use(self, use: warp_constants.Use) -> None:
+        name = f"`{use.name}`"
+        if use.kind == "assert-32":
+            what = f"{name} compared with 32 asserts a 32-lane warp"
+        elif use.kind == "launch-bounds":
+            what = (
+                f"`__launch_bounds__` computed from {name}: with 64-lane wavefronts the bound "
+                "doubles (a warp-by-warp block is 4096 threads, over the 1024 limit)"
+            )
+        elif use.kind == "host":
+            host = "at::cuda::warp_size()" if self.view.torch_built else "hipDeviceProp_t::warpSize"
+            what = (
+                f"host code sizes a launch or buffer from {name}, a warp size fixed at compile "
+                "time; the host cannot know the device's wavefront (64 on CDNA, 32 on RDNA): "
+                f"query it at run time ({host})"
+            )
+        else:
+            what = (
+                f"{name} (defined in another file) splits threads into warps or sizes per-warp "
+                "scratch; if it is 32, this is wrong on 64-lane CDNA wavefronts"
+            )
+        if use.kind != "host" and use.kind != "device":
+            what += "; AMD CDNA GPUs (MI100-MI300) run 64-lane wavefronts"
+        self.report((use.start, use.end), what, severity=Severity.WARNING)
+
+    def _c10_constant(self, ident) -> None:
+        """torch 2.13 on ROCm: host-pass `C10_WARP_SIZE` is a call, not a constant."""
+        view = self.view
+        if view.in_device_code(ident) or hip_excluded(view, ident):
+            return
+        needs = None
+        for parent in ancestors(ident):
+            if parent.type == "template_argument_list":
+                needs = "a template argument"
+            elif parent.type == "array_declarator":
+                needs = "an array size"
+            elif parent.type == "static_assert_declaration":
+                needs = "a static_assert"
+            elif parent.type in ("declaration", "field_declaration") and any(
+                c.type == "type_qualifier" and view.text(c) == "constexpr" for c in parent.children
+            ):
+                needs = "a constexpr initializer"
+            if needs or parent.type in ("function_definition", "compound_statement"):
+                break
+        if needs is None:
+            return
+        self.report(
+            ident,
+            f"`C10_WARP_SIZE` as {needs} in host code: on ROCm, torch 2.13's C10_WARP_SIZE is "
+            "`at::cuda::warp_size()` in the host pass (ROCm 7 made `warpSize` non-constant), "
+            "so this does not compile; use C10_WARP_SIZE_UPPER_BOUND (array sizes) or "
+            "C10_WARP_SIZE_LOWER_BOUND, or query at::cuda::warp_size() at run time",
+        )
+
     # -- reporting -----------------------------------------------------------------------------
-    def _flag(self, node, what: str, replacement: str) -> None:
-        if node.start_byte in self.seen:
+    def _flag(self, node, what: str, replacement: str, fixable: bool = True) -> None:
+        if node.start_byte in self.seen or hip_excluded(self.view, node):
+            return
+        if not fixable:
+            self.seen.add(node.start_byte)
+            self.report(
+                node,
+                f"{what} lays data out for 32-lane warps in host code; the device's wavefront "
+                "is 64 lanes on CDNA and 32 on RDNA, known on the host only at run time "
+                "(hipDeviceProp_t::warpSize)",
+                severity=Severity.WARNING,
+            )
             return
         self.seen.add(node.start_byte)
         hint = (
@@ -189,6 +269,22 @@ class Rule(CppRule):
             f"use {hint}{WARP}",
             fix,
         )
+
+
+def _assigned_name(view: CppView, expr: Node) -> str | None:
+    """`int lane = <expr>;` / `lane = <expr>;`: the name the value is stored in."""
+    parent = expr.parent
+    while parent is not None and parent.type in ("parenthesized_expression", "cast_expression"):
+        parent = parent.parent
+    if parent is None:
+        return None
+    if parent.type == "init_declarator":
+        target = parent.child_by_field_name("declarator")
+    elif parent.type == "assignment_expression":
+        target = parent.child_by_field_name("left")
+    else:
+        return None
+    return view.text(target) if target is not None and target.type == "identifier" else None
 
 
 def _descendants(node):

@@ -113,6 +113,7 @@ class CppView:
     defines: list[tree_sitter.Node] = field(default_factory=list)
     declarations: list[tree_sitter.Node] = field(default_factory=list)
     loops: list[tree_sitter.Node] = field(default_factory=list)
+    functions: list[tree_sitter.Node] = field(default_factory=list)
     launch_bounds: list[tree_sitter.Node] = field(default_factory=list)
     using: list[tree_sitter.Node] = field(default_factory=list)
     macro_tokens: list[MacroToken] = field(default_factory=list)
@@ -259,6 +260,8 @@ def _walk(view: CppView, root: tree_sitter.Node) -> None:
             view.declarations.append(node)
         elif kind == "for_statement":
             view.loops.append(node)
+        elif kind == "function_definition":
+            view.functions.append(node)
         elif kind == "launch_bounds":
             view.launch_bounds.append(node)
         elif kind in ("using_declaration",):

@@ -33,6 +33,9 @@ class Embedded:
     escaped: set[int]  # content indices whose character came from an escape sequence
     #: Sources of `load_inline` are built (and hipified) by torch's cpp_extension.
     torch_built: bool | None = None
+    #: A kernel template handed to a JIT (found anywhere, not a load_inline source or a module
+    #: constant): it may hold placeholders (`@dtype@`), so tree-sitter's recovery is expected.
+    template: bool = False
 
     def to_file(self, index: int) -> int:
         return self.offsets[min(max(index, 0), len(self.text))]
@@ -135,6 +138,10 @@ def _strings(node: ast.AST, constants: dict[str, ast.AST]) -> list[ast.Constant]
     return []
 
 
+#: A string that defines a kernel (not merely one that mentions `__global__`).
+_KERNEL = re.compile(r"__global__\s+(?:void|__launch_bounds__)\b")
+
+
 def find(source: SourceFile) -> list[Embedded]:
     """C++ strings of a Python file: `load_inline` sources (literal, list, or a module-level
     name bound to one) and module-level strings that define a `__global__` kernel."""
@@ -145,6 +152,7 @@ def find(source: SourceFile) -> list[Embedded]:
     constants = module_constants(tree)
     chosen: dict[int, ast.Constant] = {}
     inline: set[int] = set()
+    templates: set[int] = set()
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
             continue
@@ -162,11 +170,21 @@ def find(source: SourceFile) -> list[Embedded]:
         for constant in _strings(value, {}):
             if "__global__" in constant.value:
                 chosen[id(constant)] = constant
+    for node in ast.walk(tree):  # kernel templates handed to a JIT compiler, wherever they are
+        if (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and _KERNEL.search(node.value)
+            and id(node) not in chosen
+        ):
+            chosen[id(node)] = node
+            templates.add(id(node))
     lines = source.lines
     found = []
     for constant in sorted(chosen.values(), key=lambda c: (c.lineno, c.col_offset)):
         literal = _literal(constant, lines, source.text)
         if literal is not None:
             literal.torch_built = True if id(constant) in inline else None
+            literal.template = id(constant) in templates
             found.append(literal)
     return found

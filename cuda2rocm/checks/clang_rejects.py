@@ -1,0 +1,184 @@
+"""clang-rejects: C++ that nvcc accepts and HIP-Clang rejects, whatever the language level.
+
+Each case was compiled with nvcc 13 (`-std=c++17 -arch=sm_80 --expt-relaxed-constexpr`, as
+torch's build passes it: accepted) and hipcc 5.2.3
+(`-std=c++17 --offload-arch=gfx90a`: rejected); see rules/clang-rejects.toml:
+- a braced list as a launch dimension, `k<<<{g, 1, 1}, {256, 1, 1}>>>()`: "expected
+  expression" (clang parses `<<<` arguments as expressions). Fix (safe): `dim3{...}`, which both
+  compilers accept and which is what nvcc built from the braces.
+- a `constexpr` variable initialised through a reference (`const P& p` parameter or local),
+  `constexpr float k = 1.f / p.kScale;`: "constexpr variable 'k' must be initialized by a
+  constant expression" (clang before P2280, C++23, does not allow naming a reference of unknown
+  binding in a constant expression; a by-value object is fine). Write the static member through
+  the type: `std::remove_reference_t<decltype(p)>::kScale` (accepted by both).
+- `.at(i)` of a `std::array` (or `std::vector`) in device code: "reference to __host__ function
+  '__throw_out_of_range_fmt' in __host__ __device__ function" (libstdc++'s bounds check throws).
+  Use `[i]`.
+"""
+
+from __future__ import annotations
+
+import re
+
+from tree_sitter import Node
+
+from cuda2rocm.frontends.cpp import CppRule, ancestors, hip_excluded
+from cuda2rocm.model import Severity
+
+_STD_CONTAINER = re.compile(r"^(const\s+)?(std::)?(array|vector)\s*<")
+
+
+class Rule(CppRule):
+    def check(self) -> None:
+        view = self.view
+        self.types = _declared_types(view)
+        stack = [view.tree.root_node]
+        while stack:
+            node = stack.pop()
+            if node.type in ("comment", "string_literal", "raw_string_literal"):
+                continue
+            if node.type == "kernel_call_syntax":
+                self._launch([c for c in node.named_children if c.type != "comment"][:2])
+            elif node.type == "ERROR":
+                self._launch(_braced_launch_arguments(view, node))
+            elif node.type == "declaration" and _is_constexpr(view, node):
+                self._constexpr(node)
+            elif node.type == "call_expression":
+                self._at(node)
+            stack.extend(node.children)
+
+    def _launch(self, args: list[Node]) -> None:
+        for arg in args:
+            if arg.type != "initializer_list" or hip_excluded(self.view, arg):
+                continue
+            text = self.view.text(arg)
+            self.report(
+                arg,
+                f"a braced list as a launch dimension (`{text}`): hipcc rejects it (expected "
+                f"expression); write `dim3{text}`, which nvcc and hipcc both accept",
+                self.fix(self.replace(arg, f"dim3{text}"), description="spell the dim3"),
+            )
+
+    def _constexpr(self, decl: Node) -> None:
+        view = self.view
+        function = next((a for a in ancestors(decl) if a.type == "function_definition"), None)
+        if function is None:
+            return
+        references = _references(view, function)
+        if not references:
+            return
+        for init in decl.children_by_field_name("declarator"):
+            value = init.child_by_field_name("value") if init.type == "init_declarator" else None
+            if value is None:
+                continue
+            for access in _field_expressions(value):
+                obj = access.child_by_field_name("argument")
+                field_node = access.child_by_field_name("field")
+                if obj is None or field_node is None or obj.type != "identifier":
+                    continue
+                name = view.text(obj)
+                if name not in references or hip_excluded(view, access):
+                    continue
+                member = view.text(field_node)
+                self.report(
+                    access,
+                    f"`{view.text(access)}` in a constexpr initializer names the reference "
+                    f"`{name}`: clang (hipcc) rejects it (must be initialized by a constant "
+                    "expression) while nvcc accepts it; name the static member through the "
+                    f"type: `std::remove_reference_t<decltype({name})>::{member}`",
+                )
+
+    def _at(self, call: Node) -> None:
+        view = self.view
+        func = call.child_by_field_name("function")
+        if func is None or func.type != "field_expression":
+            return
+        field_node = func.child_by_field_name("field")
+        if field_node is None or view.text(field_node) != "at":
+            return
+        if not view.in_device_code(call) or hip_excluded(view, call):
+            return
+        obj = func.child_by_field_name("argument")
+        holder = _last_name(view, obj)
+        declared = self.types.get(holder) if holder else None
+        if declared is not None and not _STD_CONTAINER.match(declared):
+            return  # a type of the project's own, which may well have a device `at`
+        what = f"a `{declared.split('<')[0].strip()}`" if declared else "a std::array/vector"
+        self.report(
+            call,
+            f"`{view.text(call)}` in device code: `at()` of {what} throws on a bad index, and "
+            "hipcc rejects the call (reference to __host__ function '__throw_out_of_range_fmt' "
+            "in a __device__ function) while nvcc accepts it; use `[...]`",
+            severity=Severity.ERROR if declared else Severity.WARNING,
+        )
+
+
+def _braced_launch_arguments(view, error: Node) -> list[Node]:
+    """tree-sitter's CUDA grammar cannot parse `<<<{...}, {...}>>>` either: in its recovery
+    node, the braced lists that follow an unclosed `<<<` are the launch's first arguments."""
+    found: list[Node] = []
+    for child in error.named_children:
+        before = view.data[error.start_byte : child.start_byte]
+        if before.count(b"<<<") <= before.count(b">>>"):
+            found = []  # not (or no longer) inside a launch configuration
+            continue
+        if child.type == "initializer_list" and len(found) < 2:
+            gap = view.data[found[-1].end_byte : child.start_byte] if found else b""
+            if not found or gap.strip() == b",":
+                found.append(child)
+    return found
+
+
+def _is_constexpr(view, node: Node) -> bool:
+    return any(c.type == "type_qualifier" and view.text(c) == "constexpr" for c in node.children)
+
+
+def _references(view, function: Node) -> set[str]:
+    """Names the function binds as references: parameters and locals declared `T& name`."""
+    names: set[str] = set()
+    stack = [function]
+    while stack:
+        node = stack.pop()
+        if node.type == "reference_declarator":
+            inner = node.named_children[-1] if node.named_children else None
+            if inner is not None and inner.type == "identifier":
+                names.add(view.text(inner))
+        stack.extend(node.children)
+    return names
+
+
+def _field_expressions(node: Node):
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n.type == "field_expression":
+            yield n
+        stack.extend(n.children)
+
+
+def _last_name(view, node: Node | None) -> str | None:
+    if node is None:
+        return None
+    if node.type in ("identifier", "field_identifier"):
+        return view.text(node)
+    if node.type == "field_expression":
+        return _last_name(view, node.child_by_field_name("field"))
+    return None
+
+
+def _declared_types(view) -> dict[str, str]:
+    """name -> type text, for the fields, variables and parameters the file declares."""
+    types: dict[str, str] = {}
+    stack = [view.tree.root_node]
+    while stack:
+        node = stack.pop()
+        if node.type in ("field_declaration", "declaration", "parameter_declaration"):
+            type_node = node.child_by_field_name("type")
+            if type_node is not None:
+                for decl in node.children_by_field_name("declarator"):
+                    while decl is not None and decl.type not in ("identifier", "field_identifier"):
+                        decl = decl.child_by_field_name("declarator")
+                    if decl is not None:
+                        types[view.text(decl)] = view.text(type_node)
+        stack.extend(node.children)
+    return types

@@ -1,0 +1,139 @@
+"""half-members: fp16 struct members and raw initialisers whose layout differs in HIP.
+
+Checked with hipcc 5.2.3 (HIP 5.2) against nvcc 13 (see rules/half-members.toml):
+- `__half2` members `.x`/`.y` are `__half` in CUDA; HIP 5.2 declares them `unsigned short` (the
+  raw bits), so `float d = v.x` compiles and yields the bit pattern as a number (1.0 reads as
+  15360). Current ROCm (ROCm/clr amd_hip_fp16.h) declares them `__half`, like CUDA. Portable:
+  `__low2half(v)` / `__high2half(v)` (or `__low2float` / `__high2float`).
+- `__half` has no member `x` in HIP (`no member named 'x' in '__half'`); neither has CUDA 9+,
+  but code under `CUDA_VERSION < 9000` (which plain hipcc takes: CUDA_VERSION is undefined)
+  still uses it. Portable: `__half_as_ushort(h)` / `__ushort_as_half(bits)`.
+- `__half_raw r = {bits}`: CUDA's `__half_raw` holds only `unsigned short x`; HIP's is a union
+  whose first member is `_Float16 data`, so the braces convert the bits as a number
+  (`{0x3c00}` is 15360.0, not 1.0). `__half2_raw{a, b}` does not compile in HIP 5.2 ("excess
+  elements in struct initializer"). Portable: assign `.x` (and `.y`) after declaring it.
+The file's own declarations tell which names hold half/half2 values (variables, fields and
+parameters); names declared elsewhere are not followed.
+"""
+
+from __future__ import annotations
+
+from tree_sitter import Node
+
+from cuda2rocm.frontends.cpp import CppRule, hip_excluded
+from cuda2rocm.model import Severity
+
+HALF2 = frozenset({"half2", "__half2", "at::Half2"})
+HALF = frozenset({"half", "__half"})
+RAW = frozenset({"__half_raw", "__half2_raw"})
+_DECLARATIONS = frozenset(
+    {"declaration", "field_declaration", "parameter_declaration", "optional_parameter_declaration"}
+)
+
+
+class Rule(CppRule):
+    def check(self) -> None:
+        view = self.view
+        half2: set[str] = set()
+        half: set[str] = set()
+        for node in _declarations(view.tree.root_node):
+            type_node = node.child_by_field_name("type")
+            if type_node is None:
+                continue
+            kind = view.text(type_node)
+            if kind in RAW:
+                self._raw(node, kind)
+            target = half2 if kind in HALF2 else half if kind in HALF else None
+            if target is None:
+                continue
+            for decl in node.children_by_field_name("declarator"):
+                name = _declared_name(decl)
+                if name is not None:
+                    target.add(view.text(name))
+        if not half2 and not half:
+            return
+        for ident in view.identifiers:
+            if ident.type != "field_identifier" or view.text(ident) not in ("x", "y"):
+                continue
+            access = ident.parent
+            if access is None or access.type != "field_expression":
+                continue
+            holder = _holder(view, access.child_by_field_name("argument"))
+            if holder is None or hip_excluded(view, access):
+                continue
+            member = view.text(ident)
+            if holder in half2:
+                low = "__low2half" if member == "x" else "__high2half"
+                self.report(
+                    access,
+                    f"`{view.text(access)}`: the `.{member}` of a `half2` is a `__half` in CUDA "
+                    "but `unsigned short` (the raw bits) in HIP 5.x, so it compiles and reads "
+                    f"1.0 as 15360; use `{low}(...)` (or `{low[:-4]}float`), which both "
+                    "provide",
+                    severity=Severity.WARNING,
+                )
+            elif holder in half and member == "x":
+                self.report(
+                    access,
+                    f"`{view.text(access)}`: `__half` has no member `x` in HIP (hipcc: no "
+                    "member named 'x' in '__half'); use `__half_as_ushort(h)` / "
+                    "`__ushort_as_half(bits)` or a `__half_raw`",
+                    severity=Severity.ERROR,
+                )
+
+    def _raw(self, node: Node, kind: str) -> None:
+        view = self.view
+        for decl in node.children_by_field_name("declarator"):
+            value = decl.child_by_field_name("value") if decl.type == "init_declarator" else None
+            if value is None or value.type != "initializer_list" or hip_excluded(view, decl):
+                continue
+            if not value.named_children:
+                continue
+            if kind == "__half2_raw":
+                message = (
+                    f"`{view.text(decl)}`: HIP's `__half2_raw` is a union led by a `_Float16` "
+                    "vector, so a braced list of bits does not compile (hipcc 5.2: excess "
+                    "elements in struct initializer); declare it and assign `.x` and `.y`"
+                )
+                severity = Severity.ERROR
+            else:
+                message = (
+                    f"`{view.text(decl)}`: HIP's `__half_raw` is a union led by `_Float16 data`, "
+                    "so the braces convert the bits as a number ({0x3c00} is 15360.0, not 1.0 "
+                    "as in CUDA); declare it and assign `.x`, or use `__ushort_as_half(bits)`"
+                )
+                severity = Severity.WARNING
+            self.report(decl, message, severity=severity)
+
+
+def _declarations(root: Node):
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.type in ("comment", "string_literal", "raw_string_literal"):
+            continue
+        if node.type in _DECLARATIONS:
+            yield node
+        stack.extend(node.children)
+
+
+def _declared_name(decl: Node) -> Node | None:
+    while decl is not None and decl.type not in ("identifier", "field_identifier"):
+        decl = decl.child_by_field_name("declarator")
+    return decl
+
+
+def _holder(view, node: Node | None) -> str | None:
+    """The declared name whose value `node` reads: `v`, `s.v`, `p->v`, `v[i]`, `s[i].v`."""
+    while node is not None:
+        if node.type in ("identifier", "field_identifier"):
+            return view.text(node)
+        if node.type == "field_expression":
+            node = node.child_by_field_name("field")
+        elif node.type == "subscript_expression":
+            node = node.child_by_field_name("argument")
+        elif node.type == "parenthesized_expression" and node.named_child_count == 1:
+            node = node.named_children[0]
+        else:
+            return None
+    return None

@@ -1,0 +1,278 @@
+"""Follow a project's warp-size constant to the use sites that depend on the hardware width.
+
+`#define WARP_SIZE 32`, `constexpr int kWarpSize = 32`, `THREADS_PER_WARP`: the definition is
+one finding (warp-size-32 rewrites it); its uses are another. Once the constant follows the
+target (64 on CDNA, 32 on RDNA: hipcc's `__AMDGCN_WAVEFRONT_SIZE`), device uses are right, but
+host uses are not: the host pass cannot know the device's wavefront (torch 2.13's
+`C10_WARP_SIZE` is `at::cuda::warp_size()` there, and since ROCm 7 `warpSize` is not a constant
+expression). So:
+
+- host code (launch shapes, grid sizes, shared-memory byte counts, checks) that uses the
+  constant is reported wherever the constant is not a template/function parameter of the file;
+- device code is reported only when the definition lives in another file (this file cannot be
+  fixed through it) and only in the forms that change with the width: lane/warp arithmetic on a
+  thread index, comparisons with a thread index or block size, `__shared__` sizes;
+- `__launch_bounds__` and `== 32` tests of the constant are reported in both.
+
+A name the file defines with a value other than a bare 32 (a HIP branch, `warpSize`), or takes
+as a template parameter, is the project's own portable spelling and is left alone.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from tree_sitter import Node
+
+from cuda2rocm.frontends.cpp import CppView, ancestors, hip_excluded
+
+#: Project spellings of the warp size (not HIP/CUDA's own `warpSize`, which is the hardware's).
+WARP_CONSTANT = re.compile(
+    r"^(k_?)?(warp_?size|warp_?width|threads_?per_?warp|warp_?threads|lanes_?per_?warp"
+    r"|num_?lanes|warp_?lanes)$",
+    re.I,
+)
+_HARDWARE = frozenset({"warpSize"})
+_THREADISH = re.compile(
+    r"^(tid|tidx|lane|lane_?id|thread_?id|ltid|threadIdx|blockIdx|block_?size|blockDim)$", re.I
+)
+_PARAMETER_TYPES = frozenset(
+    {
+        "parameter_declaration",
+        "optional_parameter_declaration",
+        "template_parameter_list",
+        "variadic_parameter_declaration",
+    }
+)
+
+
+@dataclass(frozen=True)
+class Use:
+    #: Character span of the use.
+    start: int
+    end: int
+    line: int
+    name: str
+    #: "host", "device", "launch-bounds" or "assert-32".
+    kind: str
+
+
+def definitions(view: CppView) -> tuple[set[str], set[str]]:
+    """(names the file defines as a bare 32, names it defines any other way)."""
+    fixed, other = set(), set()
+    for node in view.defines:
+        name = node.child_by_field_name("name")
+        if name is None or not WARP_CONSTANT.match(view.text(name)):
+            continue
+        value = node.child_by_field_name("value")
+        bare = value is not None and node.type == "preproc_def"
+        if bare and view.text(value).strip().strip("()").rstrip("uU") == "32":
+            fixed.add(view.text(name))
+        else:
+            other.add(view.text(name))
+    for ident in view.identifiers:
+        text = view.text(ident)
+        if not WARP_CONSTANT.match(text) or text in _HARDWARE:
+            continue
+        parent = ident.parent
+        if parent is None:
+            continue
+        if parent.type == "init_declarator" and parent.child_by_field_name("declarator") == ident:
+            value = parent.child_by_field_name("value")
+            if value is not None and view.text(value).strip("{}() ").rstrip("uU") == "32":
+                fixed.add(text)
+            else:
+                other.add(text)
+        elif parent.type == "enumerator" and parent.child_by_field_name("name") == ident:
+            value = parent.child_by_field_name("value")
+            (fixed if value is not None and view.text(value) == "32" else other).add(text)
+        elif ident.type == "identifier" and (
+            parent.type in _PARAMETER_TYPES
+            or (
+                parent.type in ("init_declarator", "reference_declarator", "pointer_declarator")
+                and parent.parent is not None
+                and parent.parent.type in _PARAMETER_TYPES
+            )
+        ):
+            other.add(text)  # a parameter: `template <int kWarpSize>`, `int warp_size`
+    return fixed, other
+
+
+def uses(view: CppView) -> Iterator[Use]:
+    """Use sites of the file's warp-size constants that depend on the hardware width."""
+    fixed, other = definitions(view)
+    derived = _derived(view, other)
+    seen_lines: set[tuple[int, str]] = set()
+    for ident in view.identifiers:
+        name = view.text(ident)
+        if name in _HARDWARE:
+            operand = ident.parent if ident.parent.type == "field_expression" else ident
+            if _compared_with_32(view, operand) and not hip_excluded(view, ident):
+                start, end = view.span(operand)
+                yield Use(start, end, ident.start_point[0], view.text(operand), "assert-32")
+            continue
+        if name in other or not (WARP_CONSTANT.match(name) or name in derived):
+            continue
+        if _is_definition(ident) or not (ident.type == "identifier" or _vexing(ident)):
+            continue
+        kind = _kind(view, ident, external=name not in fixed)
+        if name in derived and kind not in ("host", "launch-bounds"):
+            continue  # a constant computed from the warp size: only launch shapes are followed
+        if kind is None or hip_excluded(view, ident):
+            continue
+        key = (ident.start_point[0], name)
+        if key in seen_lines:
+            continue
+        seen_lines.add(key)
+        start, end = view.span(ident)
+        yield Use(start, end, ident.start_point[0], name, kind)
+    for define in view.defines:
+        body = define.child_by_field_name("value")
+        if body is None or "<<<" not in view.text(body):
+            continue  # only launch macros: elsewhere a macro body's context is unknown
+        b_start, b_end = view.span(body)
+        for token in view.macro_tokens:
+            if not (b_start <= token.start < b_end) or token.name in other:
+                continue
+            if token.name in _HARDWARE or not WARP_CONSTANT.match(token.name):
+                continue
+            line = view.source.lines.position(token.start, token.end).line - 1
+            if (line, token.name) not in seen_lines and not hip_excluded(view, define):
+                seen_lines.add((line, token.name))
+                yield Use(token.start, token.end, line, token.name, "host")
+
+
+def _derived(view: CppView, other: set[str]) -> set[str]:
+    """Namespace- or class-scope constants computed from a followed warp constant:
+    `constexpr int kLanes = kWarpSize;`, `const int kThreads = 4 * WARP_SIZE;` (one level)."""
+    found: set[str] = set()
+    for node in view.declarations:
+        scope = node.parent.type if node.parent is not None else ""
+        if scope not in ("translation_unit", "declaration_list", "field_declaration_list"):
+            continue  # function-local values (`dim3 block(kWarpSize, 4)`) are reported as uses
+        if not any(
+            c.type == "type_qualifier" and view.text(c) in ("const", "constexpr")
+            for c in node.children
+        ):
+            continue
+        for decl in node.children_by_field_name("declarator"):
+            if decl.type != "init_declarator":
+                continue
+            target = decl.child_by_field_name("declarator")
+            value = decl.child_by_field_name("value")
+            if target is None or value is None or target.type != "identifier":
+                continue
+            name = view.text(target)
+            if WARP_CONSTANT.match(name) or name in other:
+                continue
+            if any(
+                n.type == "identifier"
+                and WARP_CONSTANT.match(view.text(n))
+                and view.text(n) not in other
+                and view.text(n) not in _HARDWARE
+                for n in _walk(value)
+            ):
+                found.add(name)
+    return found - other
+
+
+def _walk(node: Node) -> Iterator[Node]:
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(n.children)
+
+
+def _vexing(ident: Node) -> bool:
+    """`dim3 block(kWarpSize, n)` parses as a function declaration: its "parameter types" are
+    the constructor's arguments."""
+    parent = ident.parent
+    return (
+        ident.type == "type_identifier"
+        and parent is not None
+        and parent.type == "parameter_declaration"
+        and parent.child_by_field_name("declarator") is None
+    )
+
+
+def _is_definition(ident: Node) -> bool:
+    parent = ident.parent
+    return parent is not None and (
+        (parent.type == "init_declarator" and parent.child_by_field_name("declarator") == ident)
+        or parent.type in ("preproc_def", "enumerator", "preproc_defined")
+    )
+
+
+def _kind(view: CppView, ident: Node, external: bool) -> str | None:
+    if _compared_with_32(view, ident):
+        return "assert-32"
+    function = None
+    for parent in ancestors(ident):
+        if parent.type in ("launch_bounds", "preproc_if", "preproc_elif"):
+            return "launch-bounds" if parent.type == "launch_bounds" else None
+        if parent.type in ("function_definition", "lambda_expression"):
+            function = parent
+            break
+    if function is None:
+        return None  # a global constant derived from it: its own uses are what matter
+    if view.in_device_code(ident):
+        return "device" if external and _width_dependent(view, ident) else None
+    if _body_of(function) is None or not _within(ident, _body_of(function)):
+        return None  # a default argument or a parameter type
+    return "host"
+
+
+def _body_of(function: Node) -> Node | None:
+    return function.child_by_field_name("body")
+
+
+def _within(node: Node, outer: Node) -> bool:
+    return outer.start_byte <= node.start_byte and node.end_byte <= outer.end_byte
+
+
+def _compared_with_32(view: CppView, ident: Node) -> bool:
+    parent = ident.parent
+    if parent is None or parent.type != "binary_expression":
+        return False
+    op = parent.child_by_field_name("operator")
+    if op is None or view.text(op) not in ("==", "!="):
+        return False
+    other = [c for c in (parent.child_by_field_name(f) for f in ("left", "right")) if c != ident]
+    return bool(other) and view.text(other[0]).rstrip("uU") == "32"
+
+
+def _width_dependent(view: CppView, ident: Node) -> bool:
+    """Lane/warp arithmetic or a comparison with a thread index, or a `__shared__` size."""
+    child = ident
+    for parent in ancestors(ident):
+        if parent.type == "binary_expression":
+            for side in ("left", "right"):
+                operand = parent.child_by_field_name(side)
+                if operand is not None and operand != child and _mentions_thread(view, operand):
+                    return True
+        elif parent.type in ("array_declarator",) and child == parent.child_by_field_name("size"):
+            decl = parent
+            while decl is not None and decl.type not in ("declaration", "field_declaration"):
+                decl = decl.parent
+            if decl is None:  # a parameter: a view of per-warp scratch (`T tile[kWarpSize][..]`)
+                return any(a.type == "parameter_declaration" for a in ancestors(parent))
+            return any(
+                c.type == "type_qualifier" and view.text(c) == "__shared__" for c in decl.children
+            )
+        elif parent.type not in ("parenthesized_expression", "array_declarator"):
+            return False
+        child = parent
+    return False
+
+
+def _mentions_thread(view: CppView, node: Node) -> bool:
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n.type in ("identifier", "field_identifier") and _THREADISH.match(view.text(n)):
+            return True
+        stack.extend(n.children)
+    return False
