@@ -10,17 +10,106 @@ already mention a HIP or ROCm macro are taken to handle ROCm and are left alone.
 
 from __future__ import annotations
 
-from cuda2rocm.frontends.cpp import HIP_MACROS, CppRule
+from cuda2rocm.frontends.cpp import HIP_MACROS, CppRule, ancestors, hip_excluded
+from cuda2rocm.model import Severity
 
 VERSIONS = frozenset({"CUDA_VERSION", "CUDART_VERSION"})
+_BRANCHES = frozenset({"preproc_if", "preproc_ifdef", "preproc_elif", "preproc_elifdef"})
 COMPARISONS = frozenset({"<", "<=", ">", ">=", "==", "!="})
 ROCM_AWARE = HIP_MACROS | {"ROCM_VERSION", "HIP_VERSION", "TORCH_HIP_VERSION", "USE_ROCM"}
 
 
 class Rule(CppRule):
     def check(self) -> None:
+        self._conditions()
+        self._values()
+
+    # -- version macros used as values --------------------------------------------------------
+    def _values(self) -> None:
+        """`return CUDA_VERSION;`: hipcc defines none of these macros, so the use does not
+        compile (checked with hipcc 5.2.3: "use of undeclared identifier"); torch's hipify
+        turns CUDA_VERSION into TORCH_HIP_VERSION, which torch's extension build does not
+        define either."""
         view = self.view
-        for _, cond in view.conditions:
+        table: dict[str, str] = self.spec.tables["value_macros"]
+        spans = [view.span(cond) for _, cond in view.conditions]
+        uses = [(n, view.text(n), view.span(n)) for n in view.identifiers]
+        uses += [(None, t.name, (t.start, t.end)) for t in view.macro_tokens]
+        lines: set[int] = set()
+        for node, name, (start, end) in sorted(uses, key=lambda u: u[2]):
+            if name not in table or any(a <= start and end <= b for a, b in spans):
+                continue
+            if (
+                node is not None
+                and node.parent is not None
+                and node.parent.type
+                in (
+                    "preproc_def",
+                    "preproc_function_def",
+                    "preproc_call",
+                )
+            ):
+                continue  # the macro's own #define (a header that provides it), or #undef
+            line = view.source.lines.position(start, end).line
+            if line in lines:
+                continue  # one finding per line
+            if node is not None and (hip_excluded(view, node) or self._tested(node, name)):
+                continue
+            if node is None and self._defined_in_macro_guard(start, name):
+                continue
+            note = (
+                " (torch's hipify renames it TORCH_HIP_VERSION, which its extension build does "
+                "not define either)"
+                if name == "CUDA_VERSION" and view.torch_built
+                else ""
+            )
+            lines.add(line)
+            self.report(
+                (start, end),
+                f"`{name}` used as a value: hipcc does not define it, so this line does not "
+                f"compile on ROCm{note}; {table[name]}",
+                severity=Severity.ERROR,
+            )
+
+    def _tested(self, node, name: str) -> bool:
+        """Inside `#ifdef NAME` / `#if defined(NAME)`: left out wherever NAME is undefined."""
+        view = self.view
+        for parent in ancestors(node):
+            if parent.type not in _BRANCHES:
+                continue
+            alternative = parent.child_by_field_name("alternative")
+            if alternative is not None and alternative.start_byte <= node.start_byte:
+                continue
+            head = view.text(parent.child(0)).strip()
+            cond = parent.child_by_field_name("name") or parent.child_by_field_name("condition")
+            text = view.text(cond) if cond is not None else ""
+            if head in ("#ifdef", "#elifdef") and text == name:
+                return True
+            if head in ("#if", "#elif") and f"defined({name})" in text.replace(" ", ""):
+                return True
+        return False
+
+    def _defined_in_macro_guard(self, start: int, name: str) -> bool:
+        for node in self.view.defines:
+            a, b = self.view.span(node)
+            if a <= start < b:
+                return hip_excluded(self.view, node) or self._tested(node, name)
+        return False
+
+    # -- version comparisons in #if ------------------------------------------------------------
+    def _with_error(self, branch, node) -> tuple[int, int]:
+        """The comparison, through the `#error` it guards (`#if CUDA_VERSION < 8000` /
+        `#error ...`: under hipcc the test is true and the build stops there)."""
+        start, end = self.view.span(node)
+        error = _error_directive(self.view, branch)
+        if error is not None:
+            a, b = self.view.span(error)
+            end = a + len(self.view.source.text[a:b].rstrip())
+        return start, end
+
+    def _conditions(self) -> None:
+        view = self.view
+        for branch, cond in view.conditions:
             if not any(v in view.text(cond) for v in VERSIONS):
                 continue
             idents = {view.text(n) for n in _walk(cond) if n.type == "identifier"}
@@ -41,7 +130,7 @@ class Rule(CppRule):
                 text = view.text(node)
                 new = f"{text} && {guard}" if node == cond else f"({text} && {guard})"
                 self.report(
-                    node,
+                    self._with_error(branch, node),
                     f"`{version}` comparisons do not mean a CUDA version on ROCm (torch hipifies "
                     "it to TORCH_HIP_VERSION, plain hipcc leaves it 0); make this branch "
                     f"CUDA-only with `{guard}`, or add a ROCm version test",
@@ -55,3 +144,15 @@ def _walk(node):
         n = stack.pop()
         yield n
         stack.extend(reversed(n.children))
+
+
+def _error_directive(view, branch):
+    """The `#error` that opens the branch: what fires on ROCm when the test misfires."""
+    cond = branch.child_by_field_name("condition") or branch.child_by_field_name("name")
+    for child in branch.named_children:
+        if (cond is not None and child.start_byte <= cond.start_byte) or child.type == "comment":
+            continue
+        if child.type == "preproc_call" and view.text(child).lstrip().startswith("#error"):
+            return child
+        return None
+    return None

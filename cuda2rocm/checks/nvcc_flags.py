@@ -7,7 +7,8 @@ expression and never mutated. The flag table (with hipcc equivalents) is the rul
 
 The fix selects the list on IS_HIP_EXTENSION: `[hipcc flags] if IS_HIP_EXTENSION else <the
 original expression, byte for byte>`, importing IS_HIP_EXTENSION if needed. It is offered only
-when every element of the list is known.
+when every element of the list is known. Lists assembled elsewhere (`flags += [...]`,
+`flags.append(...)`, `args["nvcc"] = ...`) are the sites of `nvcc_flag_sites.FlagSites`.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from dataclasses import dataclass
 import libcst as cst
 from libcst.metadata import ScopeProvider
 
-from cuda2rocm.frontends.python import NameAware, string_value
+from cuda2rocm.checks.nvcc_flag_sites import FlagSites
+from cuda2rocm.frontends.python import string_value
 from cuda2rocm.frontends.python_build import import_edit, under_vendor_test
 
 _KEYWORDS = {"extra_cuda_cflags"}
@@ -30,7 +32,7 @@ class Element:
     value: str | None
 
 
-class Rule(NameAware):
+class Rule(FlagSites):
     def __init__(self, *args) -> None:
         super().__init__(*args)
         self.flags: dict[str, dict] = self.spec.tables["flags"]

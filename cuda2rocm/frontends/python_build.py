@@ -4,10 +4,13 @@
   available, by extending an existing `from torch.utils.cpp_extension import ...`, by using a
   module alias (`cpp_extension.ROCM_HOME`), or by adding an import after the last top-level one.
 - `under_vendor_test`: a node inside a branch or conditional expression that already tests
-  IS_HIP_EXTENSION or torch.version.hip.
+  IS_HIP_EXTENSION or torch.version.hip; `under_vendor_branch`: one whose test names the ROCm
+  side in any spelling (`if rocm_build():`, `if IS_ROCM:`).
 """
 
 from __future__ import annotations
+
+import re
 
 import libcst as cst
 
@@ -82,4 +85,39 @@ def under_vendor_test(
             test = ancestor
         if test is not None and any(v in rule.text(test) for v in names):
             return True
+    return False
+
+
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def names_vendor(text: str) -> bool:
+    """Whether an expression's identifiers name the ROCm side: `rocm_build()`, `IS_ROCM`,
+    `is_hip`, `torch.version.hip`, `IS_HIP_EXTENSION` (project helpers are often imported from
+    another module, so their names are the evidence)."""
+    for word in _IDENTIFIER.findall(text):
+        lower = word.lower()
+        if "rocm" in lower or "hip" in lower.split("_"):
+            return True
+    return False
+
+
+def under_vendor_branch(rule: ParentAware, node: cst.CSTNode) -> bool:
+    """`under_vendor_test` for tests that name the ROCm side in any spelling (`names_vendor`).
+
+    The body of `if cuda_ok or rocm_ok:` runs on both vendors, so an `or` test decides only
+    for its `else` branch."""
+    child: cst.CSTNode = node
+    for ancestor in rule.ancestors(node):
+        test = None
+        if isinstance(ancestor, (cst.If, cst.IfExp, cst.While)):
+            test = ancestor.test
+        elif isinstance(ancestor, cst.BooleanOperation):
+            test = ancestor
+        if test is not None and test is not child and names_vendor(rule.text(test)):
+            either = isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or)
+            in_else = isinstance(ancestor, (cst.If, cst.IfExp)) and child is ancestor.orelse
+            if not either or in_else:
+                return True
+        child = ancestor
     return False
