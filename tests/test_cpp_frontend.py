@@ -212,7 +212,7 @@ def test_the_generated_marker_is_the_one_the_header_writes():
 
 def test_odd_literals_do_not_break_the_rules():
     code = (
-        "__global__ void k(int* x) {\n"
+        '#include "cuda2rocm_compat.h"\n__global__ void k(int* x) {\n'
         "  int t = threadIdx.x & 0x1f; x[t] = 0x1F + 010 + 0b11 + 1e5 + 0.5f;\n}\n"
     )
     found = Linter(CPP_RULES).lint_source(source("k.cu", code))
