@@ -170,6 +170,7 @@ def fix_paths(
             read.append((index, item, data))
     runner.prepare(linter, items, read)
     work = [(item, data, unsafe) for _, item, data in read if linter.wants(item.language, data)]
+    targets: list[tuple] = []
     for (item, _, _), (outcome, error) in zip(
         work, runner.map_files(linter, _fix_one, work, jobs), strict=True
     ):
@@ -177,19 +178,21 @@ def fix_paths(
             report.errors.append((item.display, error))
             continue
         report.outcomes.append(outcome)
+        targets.append((item, outcome))
+    report.errors += [(p.display, p.message) for p in problems]
+    cpp = {
+        str(Path(o.path)): o
+        for o in report.outcomes
+        if o.changed and Path(o.path).suffix.lower() in _CPP_SUFFIXES
+    }
+    if cpp:
+        _compat_headers(cpp, report, write)
+    for item, outcome in targets:
         if write and outcome.changed:
             try:
                 write_atomic(item.path, outcome.encoded)
             except OSError as exc:
                 report.errors.append((item.display, f"cannot write: {exc.strerror}"))
-    report.errors += [(p.display, p.message) for p in problems]
-    cpp_files = {
-        str(Path(o.path)): (o.original, o.fixed)
-        for o in report.outcomes
-        if o.changed and Path(o.path).suffix.lower() in _CPP_SUFFIXES
-    }
-    if cpp_files:
-        _compat_headers(cpp_files, report, write)
     return report
 
 
@@ -208,20 +211,72 @@ def _fix_one(linter, work) -> tuple[FixOutcome | None, str | None]:
     return outcome, None
 
 
+def _existing_headers(users: list[str], name: str) -> list[Path]:
+    """Compatibility headers already on disk: in the users' common folder and its parents (up
+    to a repository root), and where the users' own includes point."""
+    import os
+    import re
+
+    found: list[Path] = []
+    folder = Path(os.path.commonpath([os.path.abspath(os.path.dirname(u) or ".") for u in users]))
+    for directory in (folder, *folder.parents):
+        if (directory / name).is_file():
+            found.append(directory / name)
+        if (directory / ".git").exists():
+            break
+    pattern = re.compile(rf'#\s*include\s*"((?:[^"\n]*/)?{re.escape(name)})"')
+    for user in users:
+        try:
+            text = Path(user).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        for m in pattern.finditer(text):
+            target = Path(os.path.dirname(user) or ".") / m[1]
+            if target.is_file() and target not in found:
+                found.append(target)
+    return [Path(os.path.relpath(f)) if not os.path.isabs(users[0]) else f.resolve() for f in found]
+
+
+def _relink_bytes(outcome: FixOutcome, relinked: str) -> bytes:
+    """The new include spelling in the file's own bytes (the directives are ASCII)."""
+    encoded = outcome.encoded
+    for old, new in zip(
+        outcome.fixed.splitlines(keepends=True), relinked.splitlines(keepends=True), strict=False
+    ):
+        if old != new:
+            encoded = encoded.replace(old.strip().encode("ascii"), new.strip().encode("ascii"), 1)
+    return encoded
+
+
 _CPP_SUFFIXES = {".cu", ".cuh", ".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".hxx", ".inl"}
 
 
-def _compat_headers(files: dict[str, tuple[str, str]], report: FixReport, write: bool) -> None:
-    """Write the project-local compatibility header beside every fixed file that includes it."""
+def _compat_headers(outcomes: dict[str, FixOutcome], report: FixReport, write: bool) -> None:
+    """Write the project's one compatibility header and point every fixed file's include at it.
+
+    The header goes where compat_header.location says: an existing one (found above the fixed
+    files, or through the includes a previous run wrote) when it holds them all, else their
+    deepest common folder. Includes are rewritten to the path relative to each file.
+    """
     from cuda2rocm import compat_header
     from cuda2rocm.frontends import cpp
 
+    name = cpp.DEFAULT_COMPAT_HEADER
+    files = {p: (o.original, o.fixed) for p, o in outcomes.items()}
+    users = compat_header.including(files, name)
+    if not users:
+        return
     existing = {}
-    for directory in {str(Path(p).parent) for p in files}:
-        header = Path(directory) / cpp.DEFAULT_COMPAT_HEADER
-        if header.is_file():
-            existing[str(header)] = header.read_text(encoding="utf-8", errors="replace")
-    for path, content in compat_header.plan(files, existing).items():
+    for candidate in _existing_headers(users, name):
+        existing[str(candidate)] = candidate.read_text(encoding="utf-8", errors="replace")
+    planned = compat_header.plan(files, existing, name)
+    for path, content in planned.items():
+        for user in users:
+            outcome = outcomes[user]
+            relinked = compat_header.relink(outcome.fixed, user, path, name)
+            if relinked != outcome.fixed:
+                outcome.encoded = _relink_bytes(outcome, relinked)
+                outcome.fixed = relinked
         before = existing.get(path, "")
         if before == content:
             continue

@@ -1,17 +1,37 @@
 """hip-include: CUDA headers, mapped to their HIP counterparts, or errors when there is none.
 
 In sources torch's cpp_extension builds, torch's hipify rewrites mapped includes itself, so they
-are not reported (a finding is an action). Elsewhere the `portable` fix replaces CUDA runtime
-headers by the compatibility header (which includes the right headers for each compiler) and
-the `hip` fix rewrites the include to the HIP header from the name table. Headers with no HIP
-counterpart (WMMA's mma.h, libcu++ `cuda/...`, CUTLASS/CuTe, cuda_pipeline.h) are errors with
-no fix.
+are not reported (a finding is an action). Elsewhere the `portable` fix replaces the CUDA
+runtime headers by the compatibility header (which includes the runtime for each compiler) and
+maps every other header in place, under the conditions it was included under (an include is
+never hoisted):
+
+    #if defined(__HIP__) || defined(__HIP_PLATFORM_AMD__)
+    #include <hip/hip_bf16.h>
+    #else
+    #include <cuda_bf16.h>
+    #endif
+
+CUB headers map to hipCUB (`<hipcub/hipcub.hpp>`, HIPIFY's mapping for every `cub/` header);
+the portable branch adds `namespace cub = hipcub;` (a namespace alias may be redeclared to the
+same namespace, so two such blocks in one file are fine), the `hip` target renames `cub::` to
+`hipcub::`. Thrust needs no rewrite: rocThrust installs the same `thrust/...` headers and
+namespace. The `hip` fix rewrites the include to the HIP header from the name table (library
+headers as each library installs them: `<hipblaslt/hipblaslt.h>`, see
+data/cuda_names_overrides.tsv). Headers with no HIP counterpart (WMMA's mma.h, libcu++
+`cuda/...`, CUTLASS/CuTe, cuda_pipeline.h) are errors with no fix.
+
+A file that uses the CUDA kernel language (`__forceinline__`, `threadIdx`, `__syncthreads`, ...)
+without including any runtime header relies on nvcc, which includes cuda_runtime.h in every
+CUDA translation unit; hipcc 5.2 does not include hip_runtime.h (measured: "unknown type name
+'__forceinline__'", "use of undeclared identifier 'threadIdx'"), so the fix includes it.
 """
 
 from __future__ import annotations
 
 from cuda2rocm import names
-from cuda2rocm.frontends.cpp import CppRule
+from cuda2rocm.compat_header import HIP_CONDITION, RUNTIME
+from cuda2rocm.frontends.cpp import CppRule, Include, hip_excluded
 from cuda2rocm.model import Edit, Severity
 
 #: Not in the name table: headers of CUDA-only APIs (HIP kernel language docs; HIPIFY has no
@@ -21,16 +41,40 @@ UNPORTABLE = frozenset({"mma.h", "cuda_pipeline.h", "cuda_pipeline_primitives.h"
 #: Libraries whose headers other rules (or no rule) speak for.
 #: Headers whose uses wmma-cutlass also reports (it defers to the include: one finding).
 LIBRARIES = {"cutlass": "CUTLASS", "cute": "CuTe", "mma.h": "WMMA (nvcuda::wmma)"}
-SKIP_LIBRARIES = frozenset(
-    {"dnn", "caffe2", "gloo", "nvtx", "nvml", "nccl", "other", "cub", "thrust"}
+SKIP_LIBRARIES = frozenset({"dnn", "caffe2", "gloo", "nvtx", "nvml", "nccl", "other", "thrust"})
+#: Kernel-language names that hip_runtime.h declares and nvcc's implicit include provides.
+KERNEL_LANGUAGE = frozenset(
+    {
+        "threadIdx",
+        "blockIdx",
+        "blockDim",
+        "gridDim",
+        "warpSize",
+        "__syncthreads",
+        "__threadfence",
+        "__threadfence_block",
+        "atomicAdd",
+        "atomicCAS",
+        "atomicExch",
+        "atomicMax",
+        "atomicMin",
+        "__ldg",
+        "__shfl_xor_sync",
+        "__shfl_down_sync",
+        "__shfl_sync",
+        "__ballot_sync",
+    }
 )
+_KEYWORD_NODES = frozenset({"__forceinline__", "__noinline__"})
+#: HIP headers that declare the kernel language.
+_HIP_RUNTIME = frozenset({"hip/hip_runtime.h", "hip_runtime.h"})
 
 
 class Rule(CppRule):
     def check(self) -> None:
         view = self.view
         for inc in view.includes:
-            if inc.name == self.ctx.compat_header:
+            if self._is_compat(inc) or hip_excluded(view, inc.node):
                 continue
             row = names.header(inc.name)
             if row is None:
@@ -45,6 +89,12 @@ class Rule(CppRule):
                 continue  # torch's hipify rewrites it: nothing to do (a finding is an action)
             else:
                 self._port(inc, row)
+        if not view.torch_built:
+            self._implicit_runtime()
+
+    def _is_compat(self, inc: Include) -> bool:
+        header = self.ctx.compat_header
+        return inc.name == header or inc.name.endswith("/" + header)
 
     def _missing(self, inc, hip: str) -> None:
         library = LIBRARIES.get(inc.name.split("/", 1)[0] if "/" in inc.name else inc.name, "")
@@ -58,23 +108,31 @@ class Rule(CppRule):
             data={"cuda_name": inc.name, **({"library": library} if library else {})},
         )
 
-    def _port(self, inc, row) -> None:
+    def _port(self, inc: Include, row) -> None:
+        text = self.view.source.text
+        directive = text[inc.start : inc.end]
         fix = None
         if self.ctx.target == "hip":
             path = inc.node.child_by_field_name("path")
             spelled = f"<{row.hip}>" if inc.system else f'"{row.hip}"'
-            fix = self.fix(self.replace(path, spelled), description=f"include <{row.hip}>")
+            edits = [self.replace(path, spelled)]
+            if row.library == "cub":
+                edits += self._cub_renames()
+            fix = self.fix(*edits, description=f"include <{row.hip}>")
         elif names.compat_covers(inc.name):
-            compat = self.view.compat_include_edit(self.ctx)
-            edits = [compat]
-            if compat is None or compat.start != inc.start:
-                edits.append(Edit(inc.start, inc.line_end, ""))
-            fix = self.fix(*edits, description=f"include {self.ctx.compat_header} instead")
+            fix = self._compat_fix(inc, directive)
+        else:
+            alias = "\nnamespace cub = hipcub;" if row.library == "cub" else ""
+            block = f"#if {HIP_CONDITION}\n#include <{row.hip}>{alias}\n#else\n{directive}\n#endif"
+            fix = self.fix(
+                Edit(inc.start, inc.end, block, directive),
+                description=f"include <{row.hip}> for hipcc, in place",
+            )
         how = (
             f"the compatibility header {self.ctx.compat_header} includes it for nvcc and "
             f"<{row.hip}> for hipcc"
             if names.compat_covers(inc.name)
-            else f"the HIP counterpart is <{row.hip}>; this build needs a ROCm branch"
+            else f"the HIP counterpart is <{row.hip}>"
         )
         self.report(
             (inc.start, inc.end),
@@ -84,3 +142,72 @@ class Rule(CppRule):
             severity=Severity.WARNING,
             data={"cuda_name": inc.name},
         )
+
+    def _compat_fix(self, inc: Include, directive: str):
+        """The runtime's include becomes the compatibility header's, where it stands."""
+        compat = self.view.compat_include_edit(self.ctx)
+        if compat is not None and compat.start == inc.start:
+            return self.fix(compat, description=f"include {self.ctx.compat_header} instead")
+        if compat is None and not self.view.includes_header(self.ctx.compat_header):
+            return None  # a file the header may not go into (compat_header.may_include)
+        if inc.top_level:
+            removal = Edit(
+                inc.start, inc.line_end, "", self.view.source.text[inc.start : inc.line_end]
+            )
+            return self.fix(
+                compat, removal, description=f"include {self.ctx.compat_header} instead"
+            )
+        # Under a condition: stay there (the header's include guard makes repeats harmless).
+        replace = Edit(inc.start, inc.end, f'#include "{self.ctx.compat_header}"', directive)
+        return self.fix(compat, replace, description=f"include {self.ctx.compat_header} instead")
+
+    def _cub_renames(self) -> list[Edit]:
+        view = self.view
+        return [
+            Edit(*view.span(n), "hipcub", "cub")
+            for n in view.identifiers
+            if n.type == "namespace_identifier" and view.text(n) == "cub"
+        ]
+
+    def _implicit_runtime(self) -> None:
+        view = self.view
+        if any(
+            names.compat_covers(inc.name) or inc.name in _HIP_RUNTIME or self._is_compat(inc)
+            for inc in view.includes
+        ):
+            return
+        first = next((n for n in view.identifiers if view.text(n) in KERNEL_LANGUAGE), None)
+        keyword = _first_keyword(view.tree.root_node)
+        uses = [n for n in (first, keyword) if n is not None]
+        if not uses:
+            return
+        where = min(uses, key=lambda n: n.start_byte)
+        if self.ctx.target == "hip":
+            top = [inc for inc in view.includes if inc.top_level]
+            at = top[0].start if top else 0
+            edit = Edit(at, at, f"#include <{RUNTIME['hip']}>\n", "")
+        else:
+            edit = view.compat_include_edit(self.ctx)
+        fix = self.fix(edit, description="include the runtime") if edit is not None else None
+        self.report(
+            where,
+            f"`{view.text(where)}` comes from the runtime header, which nvcc includes in every "
+            f"CUDA file and hipcc does not: include <{RUNTIME['hip']}> (or the compatibility "
+            "header)",
+            fix,
+            severity=Severity.WARNING,
+            data={"cuda_name": view.text(where)},
+        )
+
+
+def _first_keyword(root):
+    """The first `__forceinline__` / `__noinline__` (keyword nodes of the CUDA grammar)."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.type in _KEYWORD_NODES:
+            return node
+        if node.type in ("comment", "string_literal"):
+            continue
+        stack.extend(reversed(node.children))
+    return None

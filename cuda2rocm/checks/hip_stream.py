@@ -58,13 +58,18 @@ class Rule(CppRule):
             elif view.torch_built:
                 continue  # torch's hipify renames it: nothing to do (a finding is an action)
             elif self.ctx.target == "hip":
-                edits = [Edit(s, e, row.hip) for s, e in spans]
+                text = view.source.text
+                edits = [Edit(s, e, row.hip, text[s:e]) for s, e in spans]
                 safety = Safety.UNSAFE if row.status == "deprecated" else Safety.SAFE
                 fix = self.fix(*edits, description=f"rename to {row.hip}", safety=safety)
                 self._port(spans[0], name, row, times, fix, data)
             elif not has_compat:
                 compat = self.view.compat_include_edit(self.ctx)
-                fix = self.fix(compat, description=f"include {self.ctx.compat_header}")
+                fix = (
+                    self.fix(compat, description=f"include {self.ctx.compat_header}")
+                    if compat is not None
+                    else None  # a file the header may not go into (compat_header.may_include)
+                )
                 self._port(spans[0], name, row, times, fix, data)
 
     def _port(self, span, name, row, times, fix, data) -> None:

@@ -59,9 +59,48 @@ class Rule(CppRule):
 
 
 def _is_kernel(view, node) -> bool:
-    """The argument names a `__global__` function of this file (or is not a known variable)."""
+    """The argument names a `__global__` function of this file, or a variable initialised with
+    one (`auto kernel = &ln_fwd_kernel<T>;`, `auto k = use_a ? a : b;`) in the same function."""
     name = view.text(node).split("<", 1)[0].rsplit("::", 1)[-1]
-    return name in _kernels(view)
+    if name in _kernels(view):
+        return True
+    return node.type == "identifier" and _kernel_variable(view, node)
+
+
+def _kernel_variable(view, node) -> bool:
+    scope = node.parent
+    while scope is not None and scope.type not in ("function_definition", "translation_unit"):
+        scope = scope.parent
+    if scope is None:
+        return False
+    name = view.text(node)
+    for decl in view.declarations:
+        if not (scope.start_byte <= decl.start_byte < node.start_byte):
+            continue
+        for init in decl.children_by_field_name("declarator"):
+            if init.type != "init_declarator":
+                continue
+            target = init.child_by_field_name("declarator")
+            value = init.child_by_field_name("value")
+            if target is None or value is None or view.text(target).lstrip("*& ") != name:
+                continue
+            # A kernel of this file, or the address of a function template instance (a kernel
+            # declared in a header: nothing else goes to these functions).
+            return any(view.text(n) in _kernels(view) for n in _names_in(value)) or (
+                value.type == "pointer_expression"
+                and value.child_by_field_name("argument") is not None
+                and value.child_by_field_name("argument").type == "template_function"
+            )
+    return False
+
+
+def _names_in(node):
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n.type == "identifier":
+            yield n
+        stack.extend(n.children)
 
 
 def _kernels(view) -> set[str]:

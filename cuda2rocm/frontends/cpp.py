@@ -172,7 +172,8 @@ class CppView:
         return any(branch.start_byte <= a.start_byte < end for a in self.asm)
 
     def includes_header(self, name: str) -> bool:
-        return any(inc.name == name for inc in self.includes)
+        """Whether the file includes `name`, spelled alone or after a relative path."""
+        return any(inc.name == name or inc.name.endswith("/" + name) for inc in self.includes)
 
     def compat_include_edit(self, ctx: CppContext) -> Edit | None:
         """The one edit that makes the file include the compatibility header (None: it does).
@@ -187,16 +188,21 @@ class CppView:
         return self._compat_edits[ctx]
 
     def _compat_include_edit(self, ctx: CppContext) -> Edit | None:
+        from cuda2rocm.compat_header import may_include
+
         if self.includes_header(ctx.compat_header):
+            return None
+        if not may_include(self.source.path, self.source.text):
             return None
         directive = f'#include "{ctx.compat_header}"'
         top = [inc for inc in self.includes if inc.top_level]
+        text = self.source.text
         for inc in top if ctx.target == "portable" else ():
             if names.compat_covers(inc.name):
-                return Edit(inc.start, inc.end, directive)
+                return Edit(inc.start, inc.end, directive, text[inc.start : inc.end])
         if top:
-            return Edit(top[0].start, top[0].start, directive + "\n")
-        return Edit(0, 0, directive + "\n")
+            return Edit(top[0].start, top[0].start, directive + "\n", "")
+        return Edit(0, 0, directive + "\n", "")
 
 
 def parse(source: SourceFile) -> CppView:

@@ -1,0 +1,210 @@
+"""What broke real projects' builds after `fix` (issue 15), each on a fixture project of ours.
+
+tests/fixtures/cuda_project/ has headers in two folders, a bf16 include under `#ifdef`, CUB,
+cuBLASLt, a header relying on nvcc's implicit runtime include and a kernel passed to
+cudaFuncSetAttribute through a pointer. Compiles skip when the compiler is missing.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import ROOT
+
+from cuda2rocm import compat_header, names
+
+PROJECT = ROOT / "tests" / "fixtures" / "cuda_project"
+HEADER = "cuda2rocm_compat.h"
+needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not installed")
+needs_hipcc = pytest.mark.skipif(shutil.which("hipcc") is None, reason="hipcc not installed")
+
+
+def nvcc(path: Path, *flags: str) -> subprocess.CompletedProcess:
+    cmd = ["nvcc", "-arch=sm_80", *flags, "-c", str(path), "-o", f"{path}.nv.o"]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+
+
+def hipcc(path: Path, *flags: str) -> subprocess.CompletedProcess:
+    cmd = ["hipcc", "--offload-arch=gfx90a", "--offload-arch=gfx1030", *flags, "-x", "hip"]
+    cmd += ["-c", str(path), "-o", f"{path}.amd.o"]
+    env = dict(os.environ, HIP_PLATFORM="amd")
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
+
+
+@pytest.fixture
+def fixed(tmp_path, cli):
+    """fixed(target) -> the project's src folder after `fix --unsafe --target target`."""
+
+    def _fixed(target: str = "portable") -> Path:
+        tree = tmp_path / target
+        shutil.copytree(PROJECT, tree)
+        result = cli("fix", "--unsafe", "--target", target, str(tree / "src"))
+        assert result.returncode == 0, result.stdout + result.stderr
+        return tree / "src"
+
+    return _fixed
+
+
+# -- 1. one header per project, macro guard ----------------------------------------------------
+def test_one_header_for_the_whole_project_with_a_macro_guard(fixed):
+    src = fixed("portable")
+    headers = sorted(p.relative_to(src).as_posix() for p in src.rglob(HEADER))
+    assert headers == [HEADER]
+    text = (src / HEADER).read_text()
+    assert "#ifndef CUDA2ROCM_COMPAT_H\n#define CUDA2ROCM_COMPAT_H" in text
+    assert text.rstrip().endswith("#endif  // CUDA2ROCM_COMPAT_H")
+    assert f'#include "../{HEADER}"' in (src / "util" / "stream.cuh").read_text()
+    assert f'#include "../{HEADER}"' in (src / "layers" / "scale.cuh").read_text()
+    assert f'#include "{HEADER}"' in (src / "main.cu").read_text()
+
+
+def test_a_second_run_on_a_subfolder_reuses_the_projects_header(fixed, cli):
+    src = fixed("portable")
+    (src / "extra").mkdir()
+    (src / "extra" / "more.cu").write_text(
+        "#include <cuda_runtime.h>\nvoid wait_all() { cudaDeviceSynchronize(); }\n"
+    )
+    assert cli("fix", "--unsafe", str(src / "extra")).returncode == 0
+    assert [p.parent.name for p in src.rglob(HEADER)] == [src.name]
+    assert f'#include "../{HEADER}"' in (src / "extra" / "more.cu").read_text()
+    assert "cudaDeviceSynchronize" in (src / HEADER).read_text()
+
+
+@needs_nvcc
+def test_nvcc_builds_the_fixed_project(fixed):
+    result = nvcc(fixed("portable") / "main.cu")
+    assert result.returncode == 0, result.stderr
+
+
+@needs_hipcc
+def test_hipcc_builds_the_fixed_project_for_wave64_and_wave32(fixed):
+    result = hipcc(fixed("portable") / "main.cu")
+    assert result.returncode == 0, result.stderr
+
+
+# -- 2. includes stay under their conditions; the header maps only the runtime -----------------
+def test_conditional_include_stays_under_its_condition(fixed):
+    src = fixed("portable")
+    scale = (src / "layers" / "scale.cuh").read_text()
+    guarded = scale.split("#ifdef SCALE_BF16", 1)[1].split("\n#endif\n", 1)[0]
+    assert "#include <hip/hip_bf16.h>" in guarded and "#include <cuda_bf16.h>" in guarded
+    header = (src / HEADER).read_text()
+    assert "bf16" not in header and "fp16" not in header
+    assert "#include <hip/hip_runtime.h>" in header
+
+
+# -- 3. CUB -> hipCUB ---------------------------------------------------------------------------
+def test_cub_maps_to_hipcub_in_place_for_portable(fixed):
+    reduce = (fixed("portable") / "reduce.cu").read_text()
+    hip_branch = reduce.split("#include <hipcub/hipcub.hpp>", 1)[1].split("#else", 1)[0]
+    assert "namespace cub = hipcub;" in hip_branch
+    assert "#include <cub/block/block_reduce.cuh>" in reduce  # nvcc's branch
+
+
+def test_cub_is_renamed_for_the_hip_target(fixed):
+    reduce = (fixed("hip") / "reduce.cu").read_text()
+    assert "#include <hipcub/hipcub.hpp>" in reduce
+    assert "hipcub::BlockReduce<float, 128>" in reduce and "cub::BlockReduce" not in reduce.replace(
+        "hipcub::", ""
+    )
+
+
+@needs_nvcc
+def test_nvcc_builds_the_portable_cub_and_bf16_file(fixed):
+    result = nvcc(fixed("portable") / "reduce.cu")
+    assert result.returncode == 0, result.stderr
+
+
+# -- 4. bf16 types --------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("cuda", "hip"),
+    [
+        ("__nv_bfloat16", "__hip_bfloat16"),
+        ("__nv_bfloat162", "__hip_bfloat162"),
+        ("nv_bfloat16", "__hip_bfloat16"),
+        ("nv_bfloat162", "__hip_bfloat162"),
+    ],
+)
+def test_bf16_types_map_to_hip_bf16_types(cuda, hip):
+    row = names.api_name(cuda)
+    assert row is not None and row.hip == hip and row.supported
+
+
+def test_bf16_intrinsics_keep_their_names():
+    # HIP's hip_bf16.h declares them with CUDA's names: nothing to rename.
+    assert names.api_name("__float2bfloat16") is None
+    assert names.api_name("__bfloat162float") is None
+
+
+def test_bf16_types_renamed_for_hip_and_mapped_for_portable(fixed):
+    hip = (fixed("hip") / "reduce.cu").read_text()
+    assert "const __hip_bfloat16* in" in hip and "__hip_bfloat162* out" in hip
+    assert "__bfloat162float(" in hip
+    header = (fixed("portable") / HEADER).read_text()
+    assert "#define __nv_bfloat16 __hip_bfloat16" in header
+    assert "#define nv_bfloat162 __hip_bfloat162" in header
+
+
+# -- 5. library headers as installed ---------------------------------------------------------
+def test_cublaslt_header_is_where_hipblaslt_installs_it(fixed):
+    assert "#include <hipblaslt/hipblaslt.h>" in (fixed("hip") / "gemm.cpp").read_text()
+    portable = (fixed("portable") / "gemm.cpp").read_text()
+    assert "#include <hipblaslt/hipblaslt.h>\n#else\n#include <cublasLt.h>" in portable
+
+
+@pytest.mark.parametrize(
+    ("cuda", "hip"),
+    [
+        ("cublas_v2.h", "hipblas/hipblas.h"),
+        ("cusparse.h", "hipsparse/hipsparse.h"),
+        ("cusolverDn.h", "hipsolver/hipsolver.h"),
+        ("curand_kernel.h", "hiprand/hiprand_kernel.h"),
+    ],
+)
+def test_library_headers_follow_the_install_layout(cuda, hip):
+    assert names.header(cuda).hip == hip
+
+
+def test_installed_library_headers_exist_when_the_library_is_installed():
+    """Every mapped header of a library present here exists at the mapped path."""
+    checked = 0
+    for row in names.table().values():
+        if row.kind != "header" or not row.supported or "/" not in row.hip:
+            continue
+        folder = Path("/usr/include") / row.hip.split("/", 1)[0]
+        if row.hip.startswith("hip/") or not folder.is_dir():
+            continue
+        assert (Path("/usr/include") / row.hip).is_file(), (row.cuda, row.hip)
+        checked += 1
+    if not checked:
+        pytest.skip("no ROCm library installed under /usr/include")
+
+
+# -- 6. nvcc's implicit runtime include ------------------------------------------------------
+def test_hip_target_includes_the_runtime_where_nvcc_did_implicitly(fixed):
+    math = (fixed("hip") / "layers" / "math.cuh").read_text()
+    assert "#include <hip/hip_runtime.h>" in math
+
+
+@needs_hipcc
+def test_hipcc_builds_the_header_alone_after_the_hip_fix(fixed):
+    header = fixed("hip") / "layers" / "math.cuh"
+    result = hipcc(header)
+    assert result.returncode == 0, result.stderr
+
+
+# -- 7. kernels through a pointer ---------------------------------------------------------------
+def test_kernel_pointer_variable_is_cast(fixed):
+    main = (fixed("portable") / "main.cu").read_text()
+    assert "cudaFuncSetAttribute(reinterpret_cast<const void*>(kernel)," in main
+
+
+# -- placement policy (shared with the generated-file / SYCL work) ----------------------------
+def test_generated_and_sycl_files_never_get_the_header():
+    assert compat_header.may_include("a.cu", "// @generated by tool\n#include <cuda.h>\n") is False
+    assert compat_header.may_include("a.cpp", "#include <sycl/sycl.hpp>\n") is False
+    assert compat_header.may_include("a.cu", "#include <cuda_runtime.h>\n") is True
