@@ -33,6 +33,9 @@ class Notice:
 
     path: str
     message: str
+    #: The file was passed over (binary, too large); False for a note about a file that was
+    #: linted (C++ syntax recovered from).
+    skipped: bool = True
 
 
 @dataclass

@@ -198,7 +198,7 @@ class Session:
 
     def skipped_everything(self, groups: list[Group], result: LintResult) -> list[str]:
         """Given folders whose files were all passed over (binary, too large)."""
-        skipped = {os.path.abspath(n.path) for n in result.notices}
+        skipped = {os.path.abspath(n.path) for n in result.notices if n.skipped}
         out = []
         for raw in self.paths:
             if not Path(raw).is_dir() or raw in self.empty:
