@@ -85,9 +85,11 @@ class Session:
             raise SessionError(str(exc)) from exc
 
     def rules_for(self, config: Config):
-        from cuda2rocm.selection import narrow, select
+        from cuda2rocm.selection import check, narrow, select
 
         try:
+            for _, selectors in config.per_file_ignores:
+                check(selectors, f"{config.path}: per-file-ignores", self.catalogue)
             rules = select(self.catalogue, [*config.layers, self.cli_layer])
             if self.options.rules:
                 rules = narrow(rules, self.catalogue, self.options.rules, "--rule")

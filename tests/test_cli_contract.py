@@ -454,3 +454,51 @@ def test_fixing_that_leaves_new_errors_says_so(capsys):
     )
     err = capsys.readouterr().err
     assert "a.cu: the fixes left 1 new warp-size-32 error(s)" in err
+
+
+def test_per_file_ignores_selectors_are_checked(cli, write, tmp_path):
+    write(
+        "pyproject.toml", '[tool.cuda2rocm]\nper-file-ignores = { "t/**" = ["device-strng-hip"] }\n'
+    )
+    write("a.py", BAD)
+    result = cli("lint", ".", cwd=tmp_path)
+    assert result.returncode == 2
+    assert "per-file-ignores: unknown rule or prefix 'device-strng-hip'" in result.stderr
+    assert "did you mean 'device-string-hip'" in result.stderr
+
+
+# 10 (HTML report) ---------------------------------------------------------------------------
+
+
+def test_html_report_wording_order_and_markdown():
+    from cuda2rocm.engine import LintResult
+    from cuda2rocm.model import Diagnostic, Edit, Fix, Position, Safety, Severity
+    from cuda2rocm.report import html
+
+    def finding(line: int, severity: Severity, rule: str, message: str, fix=None) -> Diagnostic:
+        spec = find_rule(rule)
+        return Diagnostic(
+            "a.py",
+            spec.id,
+            spec.code,
+            severity,
+            spec.step,
+            Position(line, 1, line, 2),
+            message,
+            fix,
+        )
+
+    safe = Fix(Safety.SAFE, (Edit(0, 1, "x"),), "use `cuda`")
+    result = LintResult(
+        diagnostics=[
+            finding(1, Severity.INFO, "cudnn-benchmark", "see `cudnn.benchmark`"),
+            finding(5, Severity.ERROR, "device-string-hip", "use `cuda`", safe),
+        ],
+        files=1,
+    )
+    page = html.render(result)
+    assert "Fixable automatically" in page and "Fixed automatically" not in page
+    assert "fixed by" not in page
+    assert '<p class="msg">see <code>cudnn.benchmark</code></p>' in page
+    assert page.index("a.py:5:1") < page.index("a.py:1:1")  # errors first within a file
+    assert 'data-step="2"' not in page and 'data-step="1"' in page  # empty steps not drawn
