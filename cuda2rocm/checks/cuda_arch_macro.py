@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from cuda2rocm.frontends import cpp
 from cuda2rocm.frontends.cpp import HIP_MACROS, CppRule
-from cuda2rocm.model import Edit
 
 ARCH = "__CUDA_ARCH__"
 HIP_DEVICE = "__HIP_DEVICE_COMPILE__"
@@ -56,9 +55,9 @@ class Rule(CppRule):
                 new = f"#if defined({ARCH}) || defined({HIP_DEVICE})"
             else:
                 new = f"#if !defined({ARCH}) && !defined({HIP_DEVICE})"
-            start, _ = view.span(directive)
-            _, end = view.span(cond)
-            return self.fix(Edit(start, end, new), description=f"also test {HIP_DEVICE}")
+            return self.fix(
+                self.replace_between(directive, cond, new), description=f"also test {HIP_DEVICE}"
+            )
         edits = [
             self.replace(t.parent, f"({view.text(t.parent)} || defined({HIP_DEVICE}))")
             for t in tests

@@ -69,7 +69,7 @@ class Rule(CppRule):
             compat = self.view.compat_include_edit(self.ctx)
             edits = [compat]
             if compat is None or compat.start != inc.start:
-                edits.append(Edit(inc.start, inc.line_end, ""))
+                edits.append(Edit(inc.start, inc.line_end, "", self.view.text(inc.node)))
             fix = self.fix(*edits, description=f"include {self.ctx.compat_header} instead")
         how = (
             f"the compatibility header {self.ctx.compat_header} includes it for nvcc and "

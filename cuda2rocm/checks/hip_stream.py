@@ -17,17 +17,18 @@ from cuda2rocm.model import Edit, Safety, Severity
 class Rule(CppRule):
     def check(self) -> None:
         view = self.view
-        uses: dict[str, list[tuple[int, int]]] = {}
+        #: name -> (start, end, text) of each use; the text is read from the file's bytes.
+        uses: dict[str, list[tuple[int, int, str]]] = {}
         for node in view.identifiers:
             if node.type == "field_identifier":
                 continue
             name = view.text(node)
             if names.api_name(name) is None or hip_excluded(view, node):
                 continue
-            uses.setdefault(name, []).append(view.span(node))
+            uses.setdefault(name, []).append((*view.span(node), name))
         for token in view.macro_tokens:
             if names.api_name(token.name) is not None:
-                uses.setdefault(token.name, []).append((token.start, token.end))
+                uses.setdefault(token.name, []).append((token.start, token.end, token.name))
         has_compat = view.includes_header(self.ctx.compat_header)
         for name, spans in uses.items():
             spans.sort()
@@ -41,28 +42,28 @@ class Rule(CppRule):
                     else "HIPIFY knows no HIP equivalent"
                 )
                 self.report(
-                    spans[0],
+                    spans[0][:2],
                     f"`{name}` has no HIP counterpart ({why}){times}; this code needs a ROCm path",
                     severity=Severity.ERROR,
                     data=data,
                 )
             elif view.torch_built:
                 self.report(
-                    spans[0],
+                    spans[0][:2],
                     f"torch's ROCm build hipifies `{name}` to `{row.hip}`{times}; do not rename "
                     "it by hand (that would break the CUDA build)",
                     severity=Severity.INFO,
                     data=data,
                 )
             elif self.ctx.target == "hip":
-                edits = [Edit(s, e, row.hip) for s, e in spans]
+                edits = [Edit(s, e, row.hip, text) for s, e, text in spans]
                 safety = Safety.UNSAFE if row.status == "deprecated" else Safety.SAFE
                 fix = self.fix(*edits, description=f"rename to {row.hip}", safety=safety)
-                self._port(spans[0], name, row, times, fix, data)
+                self._port(spans[0][:2], name, row, times, fix, data)
             elif not has_compat:
                 compat = self.view.compat_include_edit(self.ctx)
                 fix = self.fix(compat, description=f"include {self.ctx.compat_header}")
-                self._port(spans[0], name, row, times, fix, data)
+                self._port(spans[0][:2], name, row, times, fix, data)
 
     def _port(self, span, name, row, times, fix, data) -> None:
         deprecated = " (deprecated)" if row.status == "deprecated" else ""

@@ -143,7 +143,13 @@ class CppView:
         return self.char(node.start_byte), self.char(node.end_byte)
 
     def text(self, node: tree_sitter.Node) -> str:
+        """The node's text, read from the file's bytes (not through the character offsets
+        `span` computes: edits declare it as their `original`, which the fixer checks)."""
         return self.data[node.start_byte : node.end_byte].decode("utf-8", "replace")
+
+    def text_between(self, first: tree_sitter.Node, last: tree_sitter.Node) -> str:
+        """The bytes from the start of `first` to the end of `last`, decoded."""
+        return self.data[first.start_byte : last.end_byte].decode("utf-8", "replace")
 
     # -- build context -------------------------------------------------------------------------
     @functools.cached_property
@@ -189,10 +195,11 @@ class CppView:
         top = [inc for inc in self.includes if inc.top_level]
         for inc in top if ctx.target == "portable" else ():
             if names.compat_covers(inc.name):
-                return Edit(inc.start, inc.end, directive)
-        if top:
-            return Edit(top[0].start, top[0].start, directive + "\n")
-        return Edit(0, 0, directive + "\n")
+                path = inc.node.child_by_field_name("path")
+                return Edit(inc.start, inc.end, directive, self.text_between(inc.node, path))
+        if top:  # an insertion at the start of a line (an include's) or of the file
+            return Edit(top[0].start, top[0].start, directive + "\n", "")
+        return Edit(0, 0, directive + "\n", "")
 
 
 def parse(source: SourceFile) -> CppView:
@@ -316,7 +323,25 @@ class CppRule:
 
     def replace(self, node: tree_sitter.Node, replacement: str) -> Edit:
         start, end = self.view.span(node)
-        return Edit(start, end, replacement)
+        return Edit(start, end, replacement, self.view.text(node))
+
+    def replace_between(
+        self, first: tree_sitter.Node, last: tree_sitter.Node, replacement: str
+    ) -> Edit:
+        """Replace from the start of `first` to the end of `last` (a directive and its
+        condition)."""
+        start, _ = self.view.span(first)
+        _, end = self.view.span(last)
+        return Edit(start, end, replacement, self.view.text_between(first, last))
+
+    def insert_before(self, node: tree_sitter.Node, text: str) -> Edit:
+        """An insertion replaces nothing, so the fixer cannot check it: its anchor is checked
+        here instead (a wrong offset stops the rule with an internal error)."""
+        start, end = self.view.span(node)
+        found, expected = self.view.source.text[start:end], self.view.text(node)
+        if found != expected:
+            raise AssertionError(f"span of a {node.type} holds {found!r}, not {expected!r}")
+        return Edit(start, start, text, "")
 
     def report(
         self,
