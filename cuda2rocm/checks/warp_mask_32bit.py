@@ -34,6 +34,7 @@ MASK_TYPE = "cuda2rocm_lane_mask_t"
 _FULL_LITERAL = re.compile(r"^(0xffffffff[ul]*|~0[ul]*|-1)$", re.I)
 _THIRTY_TWO_BIT = re.compile(r"^(unsigned( int)?|uint32_t|int|int32_t|unsigned long)$")
 _MASK_NAME = re.compile(r"mask", re.I)
+_WIDE_TYPES = frozenset({"auto", "unsigned long long", "uint64_t", "unsigned long long int"})
 
 
 def _callee(view, call) -> str:
@@ -77,6 +78,14 @@ class Rule(CppRule):
     def _sync(self, call, name: str) -> None:
         view = self.view
         func = call.child_by_field_name("function")
+        if name in MASK_SOURCES and not self._mask_kept_whole(call):
+            self.report(
+                call,
+                f"`{name}` returns a 32-bit lane mask here, and AMD masks are 64-bit; where the "
+                "result goes (a comparison with `~0u`, a 32-bit variable, `&` with another "
+                "mask) needs a 64-bit mask too, so this is not rewritten automatically",
+            )
+            return
         edits = [self.replace(func, SYNC[name])]
         args = _args(call)
         if args and name != "__activemask" and _is_full(view, args[0]):
@@ -88,6 +97,27 @@ class Rule(CppRule):
             "(compatibility header)",
             *edits,
         )
+
+    def _mask_kept_whole(self, call) -> bool:
+        """Whether the mask a ballot returns lands only where this rule makes it 64-bit too:
+        the initializer of a declaration whose type it rewrites (or already 64-bit), the
+        argument of `__popc`/`__ffs` (rewritten to the mask variants), or nowhere. Anything
+        else (`== ~0u`, `& other`, `x = ...`, `return`) would truncate or mis-compare the
+        64-bit mask on ROCm while the CUDA code stays the same: the fix would not be right
+        on ROCm, so there is none."""
+        view = self.view
+        node, parent = call, call.parent
+        while parent is not None and parent.type == "parenthesized_expression":
+            node, parent = parent, parent.parent
+        if parent is None or parent.type == "expression_statement":
+            return True
+        if parent.type == "init_declarator" and parent.child_by_field_name("value") == node:
+            type_node = parent.parent.child_by_field_name("type") if parent.parent else None
+            spelled = view.text(type_node) if type_node is not None else ""
+            return bool(_THIRTY_TWO_BIT.match(spelled)) or spelled in _WIDE_TYPES
+        if parent.type == "argument_list" and parent.parent is not None:
+            return _callee(view, parent.parent) in BITS and len(_args(parent.parent)) == 1
+        return False
 
     def _bits(self, call, name: str) -> None:
         view = self.view
