@@ -479,7 +479,9 @@ def _from_embedded(d: Diagnostic, literal, virtual: SourceFile, source: SourceFi
             ):
                 edits = None  # not exact inside this literal, or needs our header: no fix
                 break
-            edits.append(Edit(literal.to_file(e.start), literal.to_file(e.end), e.replacement))
+            # can_edit: no escape inside the span, so the file spells it as the C++ does.
+            start, end = literal.to_file(e.start), literal.to_file(e.end)
+            edits.append(Edit(start, end, e.replacement, e.original))
         fix = dataclasses.replace(fix, edits=tuple(edits)) if edits else None
     guarded = d.guarded
     if guarded:  # line numbers of the string -> of the Python file

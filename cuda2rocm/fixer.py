@@ -1,6 +1,9 @@
 """Applying fixes: non-overlapping text edits, repeated to a fixed point, re-parsed, then written.
 
-A fix that makes the file unparsable is never written. Writes are atomic (temporary file in
+Every edit carries the text it believes it replaces (`Edit.original`, derived by the rule
+independently of the offsets); a file where any chosen edit's span holds other text is refused
+whole, with an internal-error finding naming the rule, and nothing is written. A fix that makes
+the file unparsable is never written either. Writes are atomic (temporary file in
 the same directory, then rename) and keep the encoding, BOM, newlines and mode of the file.
 """
 
@@ -15,6 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from cuda2rocm.catalogue import find_rule
 from cuda2rocm.model import Diagnostic, Edit, Fix, Safety
 from cuda2rocm.sources import SourceFile
 
@@ -27,10 +31,17 @@ class FixError(Exception):
 
 
 def apply_edits(text: str, edits: Iterable[Edit]) -> str:
+    """`text` with every edit applied; FixError when edits overlap or one's span does not hold
+    its declared original (callers check first, so this is a last line of defence)."""
     out, last = [], 0
     for edit in sorted(edits):
         if edit.start < last:
             raise FixError(f"overlapping edits at offset {edit.start}")
+        if not edit.matches(text):
+            raise FixError(
+                f"edit at offset {edit.start} expects {edit.original!r}, "
+                f"the file has {text[edit.start : edit.end]!r}"
+            )
         out.append(text[last : edit.start])
         out.append(edit.replacement)
         last = edit.end
@@ -59,6 +70,39 @@ def choose_fixes(diagnostics: Iterable[Diagnostic], unsafe: bool) -> list[Fix]:
             continue
         chosen.append(fix)
     return chosen
+
+
+def mismatched(text: str, diagnostics: Iterable[Diagnostic], fixes: list[Fix]) -> Diagnostic | None:
+    """An internal-error finding for the first chosen fix with an edit whose span in `text` is
+    not the text the rule declared it replaces (a wrong span: applying it would corrupt the
+    file), else None."""
+    chosen = {f.edits for f in fixes}
+    for diag in sorted(diagnostics, key=lambda d: d.sort_key):
+        if diag.fix is None or diag.fix.edits not in chosen:
+            continue
+        for edit in diag.fix.edits:
+            if edit.matches(text):
+                continue
+            found = text[edit.start : edit.end]
+            spec = find_rule("internal-error")
+            return Diagnostic(
+                path=diag.path,
+                rule=spec.id,
+                code=spec.code,
+                severity=spec.severity,
+                step=spec.step,
+                position=diag.position,
+                message=(
+                    f"rule {diag.rule} made an edit at offset {edit.start} that expects "
+                    f"{_clip(edit.original)} but the file has {_clip(found)} there; no fix was "
+                    f"written to this file; this is a bug in cuda2rocm, please report it"
+                ),
+            )
+    return None
+
+
+def _clip(text: str, limit: int = 60) -> str:
+    return repr(text if len(text) <= limit else text[:limit] + "...")
 
 
 @dataclass
@@ -103,6 +147,11 @@ def fix_source(source: SourceFile, lint, unsafe: bool = False, syntax_error=None
         fixes = choose_fixes(diagnostics, unsafe)
         if not fixes:
             break
+        stale = mismatched(current.text, diagnostics, fixes)
+        if stale is not None:
+            outcome.refused = stale.message
+            outcome.remaining = [*lint(source), stale]
+            return outcome
         new_text = apply_edits(current.text, [e for f in fixes for e in f.edits])
         if new_text == current.text:
             break

@@ -40,14 +40,28 @@ STEPS: dict[int, str] = {
 
 @dataclass(frozen=True, order=True)
 class Edit:
-    """Replace text[start:end] (character offsets into the decoded file) by `replacement`."""
+    """Replace text[start:end] (character offsets into the decoded file) by `replacement`.
+
+    `original` is the exact text the rule believes it replaces, derived independently of the
+    offsets (LibCST's code for the node, tree-sitter's bytes of the node): the fixer refuses
+    a file whose text[start:end] differs, so a wrong span can never corrupt a file. It has no
+    default, so no edit can skip it; an insertion's original is "".
+    """
 
     start: int
     end: int
     replacement: str
-    #: The exact text this edit believes it replaces; the fixer refuses the fix when
-    #: text[start:end] differs (None only for edits not yet migrated: see issue 14).
-    original: str | None = None
+    original: str
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.original, str):
+            raise TypeError("Edit.original must be the text the edit replaces (a str)")
+        if self.start == self.end and self.original:
+            raise ValueError("an insertion replaces nothing: its original must be empty")
+
+    def matches(self, text: str) -> bool:
+        """Whether `text` still holds, at this edit's span, what the edit believes it replaces."""
+        return text[self.start : self.end] == self.original
 
 
 @dataclass(frozen=True)
@@ -103,7 +117,7 @@ class Diagnostic:
         if data.get("fix"):
             f = data["fix"]
             edits = tuple(
-                Edit(e["start"], e["end"], e["replacement"], e.get("original")) for e in f["edits"]
+                Edit(e["start"], e["end"], e["replacement"], e["original"]) for e in f["edits"]
             )
             fix = Fix(Safety(f["safety"]), edits, f.get("description", ""))
         return cls(
@@ -126,8 +140,12 @@ class Diagnostic:
                 "safety": self.fix.safety.value,
                 "description": self.fix.description,
                 "edits": [
-                    {"start": e.start, "end": e.end, "replacement": e.replacement}
-                    | ({"original": e.original} if e.original is not None else {})
+                    {
+                        "start": e.start,
+                        "end": e.end,
+                        "replacement": e.replacement,
+                        "original": e.original,
+                    }
                     for e in self.fix.edits
                 ],
             }

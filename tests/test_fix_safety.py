@@ -82,7 +82,7 @@ def _breaking_lint(source: SourceFile) -> list[Diagnostic]:
                 9,
                 Position(1, 1, 1, 1),
                 "bad",
-                Fix(Safety.SAFE, (Edit(index, index + 1, ""),)),
+                Fix(Safety.SAFE, (Edit(index, index + 1, "", ")"),)),
             )
         )
     return found
@@ -98,7 +98,7 @@ def test_a_fix_that_breaks_parsing_is_refused():
 
 def test_overlapping_fixes_wait_for_the_next_round():
     text = "abcdef"
-    assert apply_edits(text, [Edit(0, 1, "X"), Edit(3, 3, "-")]) == "Xbc-def"
+    assert apply_edits(text, [Edit(0, 1, "X", "a"), Edit(3, 3, "-", "")]) == "Xbc-def"
 
 
 def test_undecodable_file_is_reported_not_fixed(write, tmp_path):

@@ -283,7 +283,7 @@ def _diag(path, line, column, end_line, end_column, severity, step, fix=None):
 def test_render_unit_frames_spans_and_empty_result(tmp_path):
     src = tmp_path / "k.cu"
     src.write_text("int a;\nint lane = tid & 31;\nint b;\nint c;\n", encoding="utf-8")
-    fix = Fix(Safety.UNSAFE, (Edit(0, 1, "x"),), "use `CUDA2ROCM_WARP_SIZE`")
+    fix = Fix(Safety.UNSAFE, (Edit(0, 1, "x", "i"),), "use `CUDA2ROCM_WARP_SIZE`")
     result = LintResult(
         diagnostics=[
             _diag(src, 2, 12, 2, 20, Severity.ERROR, 4, fix),

@@ -126,8 +126,10 @@ class Rule(NameAware):
         return edits
 
     def _before_close(self, call: cst.Call, text: str) -> Edit:
+        """Insert `text` before the call's closing parenthesis (replacing it, so the edit's
+        original, ")", is checked)."""
         _, end = self.span(call)
-        return Edit(end - 1, end - 1, text)
+        return Edit(end - 1, end, text + ")", ")")
 
     # -- callee and imports --------------------------------------------------------------------
     def _fix_for(self, func: cst.CSTNode, site: list[Edit] | None) -> Fix | None:

@@ -17,7 +17,6 @@ from __future__ import annotations
 import re
 
 from cuda2rocm.frontends.cpp import CppRule, ancestors
-from cuda2rocm.model import Edit
 
 _TYPENAME_BEFORE = re.compile(rb"\btypename\s*$")
 _TYPE_DECLS = frozenset(
@@ -49,13 +48,12 @@ class Rule(CppRule):
             if member not in types:
                 continue
             qualified = view.text(fn)
-            start, _ = view.span(fn)
             self.report(
                 fn,
                 f"`{qualified}(...)` constructs a dependent type without `typename`: nvcc "
                 f"accepts it, clang/hipcc rejects it with \"missing 'typename' prior to "
                 f'dependent type name"; write `typename {qualified}(...)`',
-                self.fix(Edit(start, start, "typename "), description="insert `typename`"),
+                self.fix(self.insert_before(fn, "typename "), description="insert `typename`"),
             )
 
 

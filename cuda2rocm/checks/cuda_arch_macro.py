@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from cuda2rocm.frontends import cpp
 from cuda2rocm.frontends.cpp import HIP_MACROS, CppRule
-from cuda2rocm.model import Edit
 
 ARCH = "__CUDA_ARCH__"
 HIP_DEVICE = "__HIP_DEVICE_COMPILE__"
@@ -33,7 +32,15 @@ class Rule(CppRule):
             tests = [n for n in uses if n.parent is not None and n.parent.type == "preproc_defined"]
             device_pass = len(tests) == len(uses) or cond.type == "identifier"
             fix = None
-            if device_pass and not self.view.holds_asm(branch):
+            # Safe because HIP-Clang never defines __CUDA_ARCH__ (nvcc's passes see the test
+            # unchanged), and the widened branch is only offered where hipcc can compile it:
+            # not when it holds inline PTX, nor when it reads __CUDA_ARCH__ itself (an
+            # undeclared identifier under hipcc in `#if __CUDA_ARCH__ >= 800`, or a value).
+            if (
+                device_pass
+                and not self.view.holds_asm(branch)
+                and not self._reads_arch(branch, cond)
+            ):
                 fix = self._fix(branch, cond, tests)
             if device_pass:
                 message = (
@@ -48,6 +55,18 @@ class Rule(CppRule):
                 )
             self.report(cond, message, fix)
 
+    def _reads_arch(self, branch, cond) -> bool:
+        """Whether the branch (up to its #else/#elif) names __CUDA_ARCH__ after its condition:
+        in code, in a nested directive's condition, or in a macro body."""
+        view = self.view
+        alternative = branch.child_by_field_name("alternative")
+        end = alternative.start_byte if alternative is not None else branch.end_byte
+        start = cond.end_byte
+        if any(start <= n.start_byte < end and view.text(n) == ARCH for n in view.identifiers):
+            return True
+        first, last = view.char(start), view.char(end)
+        return any(t.name == ARCH and first <= t.start < last for t in view.macro_tokens)
+
     def _fix(self, branch, cond, tests):
         view = self.view
         if cond.type == "identifier" and branch.type == "preproc_ifdef":
@@ -56,9 +75,9 @@ class Rule(CppRule):
                 new = f"#if defined({ARCH}) || defined({HIP_DEVICE})"
             else:
                 new = f"#if !defined({ARCH}) && !defined({HIP_DEVICE})"
-            start, _ = view.span(directive)
-            _, end = view.span(cond)
-            return self.fix(Edit(start, end, new), description=f"also test {HIP_DEVICE}")
+            return self.fix(
+                self.replace_between(directive, cond, new), description=f"also test {HIP_DEVICE}"
+            )
         edits = [
             self.replace(t.parent, f"({view.text(t.parent)} || defined({HIP_DEVICE}))")
             for t in tests

@@ -2,10 +2,17 @@
 built, or used as a path. It is None on ROCm builds of torch.
 
 Gates (`CUDA_HOME is not None`, `CUDA_HOME is None`, `if CUDA_HOME:`, `not CUDA_HOME`) get a
-fix that also accepts ROCm: `CUDA_HOME is not None or ROCM_HOME is not None`. ROCM_HOME is None
-on CUDA builds, so the CUDA behaviour is unchanged. The fix is safe only when the file does not
-also use CUDA_HOME as a path (`os.path.join(CUDA_HOME, "include")`): then the ROCm build would
-enter the block and fail there, so the fix is offered as unsafe and the path use is reported.
+fix that also accepts ROCm: `CUDA_HOME is not None or ROCM_HOME is not None`.
+
+Why the fix is safe, and when it is offered at all:
+- CUDA unchanged: torch sets ROCM_HOME only on ROCm builds (`ROCM_HOME = _find_rocm_home() if
+  (torch.cuda._is_compiled() and torch.version.hip) else None`, torch 2.13), so on CUDA and CPU
+  builds the added operand is False and the test evaluates exactly as before.
+- Correct on ROCm only if nothing the gate protects needs CUDA_HOME itself. So no fix when the
+  file uses CUDA_HOME as a value anywhere (`get_cuda_bare_metal_version(CUDA_HOME)`, a path):
+  the widened gate would let ROCm through to a TypeError instead of the project's message.
+- No fix for a gate inside a function (`raise_if_cuda_home_none(...)`): its callers, which this
+  rule cannot see, go on as if a CUDA toolkit were present.
 """
 
 from __future__ import annotations
@@ -14,7 +21,6 @@ import libcst as cst
 
 from cuda2rocm.frontends.python import NameAware
 from cuda2rocm.frontends.python_build import import_edit, under_vendor_test
-from cuda2rocm.model import Safety
 
 QUALIFIED = "torch.utils.cpp_extension.CUDA_HOME"
 ROCM_AWARE = ("ROCM_HOME", "IS_HIP_EXTENSION", "torch.version.hip")
@@ -72,9 +78,9 @@ class Rule(NameAware):
         return isinstance(parent, cst.UnaryOperation) and isinstance(parent.operator, cst.Not)
 
     def leave_Module(self, original_node: cst.Module) -> None:
-        unsafe = bool(self._paths)
+        used = bool(self._paths)
         for where, use, kind in self._gates:
-            self._gate(where, use, kind, unsafe)
+            self._gate(where, use, kind, used)
         for use in self._paths:
             self.report(
                 use,
@@ -82,15 +88,32 @@ class Rule(NameAware):
                 "ROCm paths from ROCM_HOME (torch.utils.cpp_extension) under IS_HIP_EXTENSION",
             )
 
-    def _gate(self, where: cst.CSTNode, use: cst.BaseExpression, kind: str, unsafe: bool) -> None:
+    def _gate(self, where: cst.CSTNode, use: cst.BaseExpression, kind: str, used: bool) -> None:
         assert self._module is not None
+        message = (
+            "CUDA_HOME is None on ROCm builds of torch, so this test silently skips the GPU "
+            "extension there; accept ROCM_HOME too"
+        )
+        if used:
+            message += (
+                " once the uses of CUDA_HOME it protects have ROCm paths (no fix: widened "
+                "alone, ROCm would reach them and fail)"
+            )
+            self.report(where, message)
+            return
+        if any(isinstance(a, (cst.FunctionDef, cst.Lambda)) for a in self.ancestors(where)):
+            message += (
+                " (no fix: this test is in a function, whose callers may go on as if a CUDA "
+                "toolkit were present)"
+            )
+            self.report(where, message)
+            return
         if isinstance(use, cst.Attribute):
             rocm, edit = f"{self.text(use.value)}.ROCM_HOME", None
         else:
             rocm, edit = import_edit(self, self._module, "ROCM_HOME")
+        # text() and replace() cover the node without its own parentheses, which stay.
         text = self.text(where)
-        if isinstance(where, cst.Comparison) and where.lpar:
-            text = text[1:-1]
         if kind == "is-not-none":
             new = f"{text} or {rocm} is not None"
         elif kind == "is-none":
@@ -99,23 +122,9 @@ class Rule(NameAware):
             new = f"{text} or {rocm}"
         parent = self.parent(where)
         direct = isinstance(parent, (cst.If, cst.IfExp, cst.While)) and parent.test is where
-        if not direct or getattr(where, "lpar", None):
+        if not direct and not getattr(where, "lpar", None):
             new = f"({new})"
         edits = [self.replace(where, new)]
         if edit is not None:
             edits.append(edit)
-        message = (
-            "CUDA_HOME is None on ROCm builds of torch, so this test silently skips the GPU "
-            "extension there; accept ROCM_HOME too"
-        )
-        if unsafe:
-            message += " (and build the paths that use CUDA_HOME from ROCM_HOME on ROCm)"
-        self.report(
-            where,
-            message,
-            self.fix(
-                *edits,
-                description="also accept ROCM_HOME",
-                safety=Safety.UNSAFE if unsafe else Safety.SAFE,
-            ),
-        )
+        self.report(where, message, self.fix(*edits, description="also accept ROCM_HOME"))

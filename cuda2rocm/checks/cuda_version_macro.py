@@ -129,13 +129,51 @@ class Rule(CppRule):
                     continue
                 text = view.text(node)
                 new = f"{text} && {guard}" if node == cond else f"({text} && {guard})"
-                self.report(
-                    self._with_error(branch, node),
+                message = (
                     f"`{version}` comparisons do not mean a CUDA version on ROCm (torch hipifies "
                     "it to TORCH_HIP_VERSION, plain hipcc leaves it 0); make this branch "
-                    f"CUDA-only with `{guard}`, or add a ROCm version test",
-                    self.fix(self.replace(node, new), description=f"add {guard}"),
+                    f"CUDA-only with `{guard}`, or add a ROCm version test"
                 )
+                # Safe only where it changes nothing on ROCm: the comparison is already false
+                # there (0 under plain hipcc, a ROCm version such as 702 after torch's
+                # hipify). Where it is true (`< 13000`), ROCm takes this (older-API) branch
+                # today and the guard would send it to the other one: no fix.
+                where = self._with_error(branch, node)
+                # A branch that opens with `#error` stops the ROCm build today: sending ROCm
+                # away from it is the point of the fix, so it stays.
+                stops = _error_directive(view, branch) is not None
+                if _true_on_rocm(view, node, sides, version) and not stops:
+                    self.report(where, message + " (no automatic fix: ROCm takes this branch now)")
+                    continue
+                self.report(
+                    where, message, self.fix(self.replace(node, new), description=f"add {guard}")
+                )
+
+
+_ROCM_VALUES = (0, 500, 702, 1000)
+_FLIPPED = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
+
+
+def _true_on_rocm(view, node, sides, version: str) -> bool:
+    """Whether `version <op> N` holds for a value the macro has on ROCm (True if unknown)."""
+    left, right = sides
+    op = view.text(node.child_by_field_name("operator"))
+    other = right if view.text(left) == version else left
+    if other is left:  # `N < version`: read it as `version > N`
+        op = _FLIPPED[op]
+    try:
+        bound = int(view.text(other).rstrip("uUlL"), 0)
+    except ValueError:
+        return True
+    compare = {
+        "<": lambda v: v < bound,
+        "<=": lambda v: v <= bound,
+        ">": lambda v: v > bound,
+        ">=": lambda v: v >= bound,
+        "==": lambda v: v == bound,
+        "!=": lambda v: v != bound,
+    }[op]
+    return any(compare(v) for v in _ROCM_VALUES)
 
 
 def _walk(node):

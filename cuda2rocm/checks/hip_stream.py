@@ -20,7 +20,8 @@ from cuda2rocm.model import Edit, Safety, Severity
 class Rule(CppRule):
     def check(self) -> None:
         view = self.view
-        uses: dict[str, list[tuple[int, int]]] = {}
+        #: name -> (start, end, text) of each use; the text is read from the file's bytes.
+        uses: dict[str, list[tuple[int, int, str]]] = {}
         tested = sorted((c.start_byte, c.end_byte) for _, c in view.conditions)
         starts = [t[0] for t in tested]
         for node in view.identifiers:
@@ -32,10 +33,10 @@ class Rule(CppRule):
             name = view.text(node)
             if names.api_name(name) is None:
                 continue
-            uses.setdefault(name, []).append(view.span(node))
+            uses.setdefault(name, []).append((*view.span(node), name))
         for token in view.macro_tokens:
             if names.api_name(token.name) is not None:
-                uses.setdefault(token.name, []).append((token.start, token.end))
+                uses.setdefault(token.name, []).append((token.start, token.end, token.name))
         has_compat = view.includes_header(self.ctx.compat_header)
         for name, spans in uses.items():
             spans.sort()
@@ -50,7 +51,7 @@ class Rule(CppRule):
                     else "HIPIFY knows no HIP equivalent"
                 )
                 self.report(
-                    spans[0],
+                    spans[0][:2],
                     f"`{name}` has no HIP counterpart ({why}){times}; this code needs a ROCm path",
                     severity=Severity.ERROR,
                     data=data,
@@ -58,11 +59,10 @@ class Rule(CppRule):
             elif view.torch_built:
                 continue  # torch's hipify renames it: nothing to do (a finding is an action)
             elif self.ctx.target == "hip":
-                text = view.source.text
-                edits = [Edit(s, e, row.hip, text[s:e]) for s, e in spans]
+                edits = [Edit(s, e, row.hip, text) for s, e, text in spans]
                 safety = Safety.UNSAFE if row.status == "deprecated" else Safety.SAFE
                 fix = self.fix(*edits, description=f"rename to {row.hip}", safety=safety)
-                self._port(spans[0], name, row, times, fix, data)
+                self._port(spans[0][:2], name, row, times, fix, data)
             elif not has_compat:
                 compat = self.view.compat_include_edit(self.ctx)
                 fix = (
@@ -70,7 +70,7 @@ class Rule(CppRule):
                     if compat is not None
                     else None  # a file the header may not go into (compat_header.may_include)
                 )
-                self._port(spans[0], name, row, times, fix, data)
+                self._port(spans[0][:2], name, row, times, fix, data)
 
     def _port(self, span, name, row, times, fix, data) -> None:
         deprecated = " (deprecated)" if row.status == "deprecated" else ""

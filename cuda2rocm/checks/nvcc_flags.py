@@ -6,13 +6,22 @@ followed through literals, `+` concatenations, `*unpacking` and names bound once
 expression and never mutated. The flag table (with hipcc equivalents) is the rule's data.
 
 The fix selects the list on IS_HIP_EXTENSION: `[hipcc flags] if IS_HIP_EXTENSION else <the
-original expression, byte for byte>`, importing IS_HIP_EXTENSION if needed. It is offered only
-when every element of the list is known. Lists assembled elsewhere (`flags += [...]`,
-`flags.append(...)`, `args["nvcc"] = ...`) are the sites of `nvcc_flag_sites.FlagSites`.
+original expression, byte for byte>`, importing IS_HIP_EXTENSION if needed.
+
+Why it is safe: IS_HIP_EXTENSION is False on every non-ROCm build of torch (it needs ROCM_HOME
+and torch.version.hip), so CUDA builds get the original expression unchanged. On ROCm, hipcc
+gets only flags it accepts: the table's `hip` replacements, and flags kept from the original
+list only when they are in the rule's `portable` table (exact flags, or -D/-U/-I of the
+patterns there). Every flag the fix can write is compiled with hipcc in
+tests/test_nvcc_flags_hipcc.py. Any other element (`--ftz=false`, a variable) means no fix.
+
+Lists assembled elsewhere (`flags += [...]`, `flags.append(...)`, `args["nvcc"] = ...`)
+are the sites of `nvcc_flag_sites.FlagSites`.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import libcst as cst
@@ -36,6 +45,9 @@ class Rule(FlagSites):
     def __init__(self, *args) -> None:
         super().__init__(*args)
         self.flags: dict[str, dict] = self.spec.tables["flags"]
+        portable = self.spec.tables["portable"]
+        self._portable = frozenset(portable["exact"])
+        self._patterns = [re.compile(p) for p in portable["patterns"]]
         self._module: cst.Module | None = None
 
     def visit_Module(self, node: cst.Module) -> None:
@@ -103,8 +115,13 @@ class Rule(FlagSites):
             return name, self.flags[name], True
         return None
 
+    def portable(self, flag: str) -> bool:
+        """Whether hipcc accepts `flag` as nvcc does (the rule's `portable` table)."""
+        return flag in self._portable or any(p.fullmatch(flag) for p in self._patterns)
+
     def _hip_list(self, elements: list[Element]) -> tuple[list[str], list[str]] | None:
-        """(hipcc elements as source text, the nvcc-only flags found); None if unknown parts."""
+        """(hipcc elements as source text, the nvcc-only flags found); None if a part is not
+        a literal, or is neither a known nvcc-only flag nor portable."""
         quote = next((e.node.quote for e in elements if isinstance(e.node, cst.SimpleString)), '"')
         hip: list[str] = []
         found: list[str] = []
@@ -115,6 +132,8 @@ class Rule(FlagSites):
                 return None
             hit = self._match(el.value)
             if hit is None:
+                if not self.portable(el.value):
+                    return None
                 hip.append(self.text(el.node))
                 i += 1
                 continue
@@ -131,7 +150,10 @@ class Rule(FlagSites):
                 elif i + 1 < len(elements):
                     return None
             if entry.get("unwrap") and arg:
-                hip += [f"{quote}{a}{quote}" for a in arg.split(",") if a]
+                host = [a for a in arg.split(",") if a]
+                if not all(self.portable(a) for a in host):
+                    return None
+                hip += [f"{quote}{a}{quote}" for a in host]
             hip += [f"{quote}{h}{quote}" for h in entry.get("hip", [])]
             i += 1
         return hip, found
@@ -152,7 +174,11 @@ class Rule(FlagSites):
         )
         result = self._hip_list(elements)
         if result is None or self._module is None:
-            self.report(value, message + " (some elements are not literals: no automatic fix)")
+            self.report(
+                value,
+                message + " (some elements are not literals or not known to work with hipcc: "
+                "no automatic fix)",
+            )
             return
         hip, _ = result
         spelled, edit = import_edit(self, self._module, "IS_HIP_EXTENSION")

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from cuda2rocm.frontends import cpp
 from cuda2rocm.frontends.cpp import HIP_MACROS, CppRule
-from cuda2rocm.model import Edit, Severity
+from cuda2rocm.model import Severity
 
 CUDACC = "__CUDACC__"
 NVCC = "__NVCC__"
@@ -83,9 +83,9 @@ class Rule(CppRule):
                 new = f"#if defined({CUDACC}) || defined({HIPCC})"
             else:
                 new = f"#if !defined({CUDACC}) && !defined({HIPCC})"
-            start, _ = view.span(directive)
-            _, end = view.span(cond)
-            return self.fix(Edit(start, end, new), description=f"also test {HIPCC}")
+            return self.fix(
+                self.replace_between(directive, cond, new), description=f"also test {HIPCC}"
+            )
         tests = [u for u in uses if u.parent is not None and u.parent.type == "preproc_defined"]
         if len(tests) != len(uses):
             return None  # `#if __CUDACC__`: spelled differently, leave to a human

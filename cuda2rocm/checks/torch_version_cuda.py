@@ -104,11 +104,11 @@ class Rule(NameAware):
         ):
             positive = isinstance(target.operator, (cst.IsNot, cst.NotEqual))
             fix = None
-            if self._sole_use(comp) and isinstance(use, cst.Attribute):
-                hip = self.text(use)[: -len("cuda")] + "hip"
-                op = self.text(comp)[len(self.text(use)) :].strip()
+            if isinstance(use, cst.Attribute):
+                hip = f"{self.text(use.value)}.hip"
+                op = _OPERATORS[type(target.operator)]
                 joined = " or " if positive else " and "
-                fix = self._widen(comp, f"({self.text(comp)}{joined}{hip} {op})")
+                fix = self._widen(comp, f"({self.text(comp)}{joined}{hip} {op} None)")
             kind = "misses ROCm GPU builds" if positive else "treats ROCm builds as CPU-only"
             self.report(
                 comp,
@@ -120,10 +120,8 @@ class Rule(NameAware):
 
     def _truthiness(self, use: cst.CSTNode, origin: cst.Attribute) -> None:
         fix = None
-        if self._sole_use(use) and isinstance(use, cst.Attribute):
-            text = self.text(use)
-            hip = text[: -len("cuda")] + "hip"
-            fix = self._widen(use, f"({text} or {hip})")
+        if isinstance(use, cst.Attribute):
+            fix = self._widen(use, f"({self.text(use)} or {self.text(use.value)}.hip)")
         self.report(
             use,
             "torch.version.cuda is None on ROCm, so this test takes the non-GPU path there; "
@@ -131,9 +129,24 @@ class Rule(NameAware):
             fix,
         )
 
-    def _widen(self, node: cst.CSTNode, replacement: str) -> Fix:
-        """Accept ROCm builds too: safe, unless a branch of this test runs NVIDIA-only code,
-        where `torch.version.cuda` meant "NVIDIA" and widening would send ROCm into it."""
+    def _widen(self, node: cst.CSTNode, replacement: str) -> Fix | None:
+        """Accept ROCm builds too (`cuda is not None` -> `(cuda is not None or hip is not
+        None)`, `cuda is None` -> `(cuda is None and hip is None)`, `cuda` -> `(cuda or hip)`).
+
+        Why this is safe: torch.version.hip is None on every non-ROCm build, so on CUDA (and
+        CPU) builds the added operand is False (resp. True for `and`) and the test has exactly
+        its old value. On ROCm it now takes the GPU path, which is right only if that path
+        never needs torch.version.cuda and no ROCm branch was written for it. So no fix when
+        the enclosing function (or module) reads torch.version.cuda anywhere besides this
+        test (`torch.version.cuda.split(".")`, `parse(torch.version.cuda)`, after an early
+        return: ROCm would now reach them and crash on None), or mentions torch.version.hip
+        (an `elif torch.version.hip:` would become dead code). Unsafe when a branch runs
+        NVIDIA-only code, where `torch.version.cuda` meant "NVIDIA"."""
+        scope = self._scope(node)
+        reads = _ValueReads(self)
+        scope.visit(reads)
+        if reads.count or count_qualified(self, scope, (HIP,)):
+            return None
         nvidia = self._nvidia_branch(node)
         if nvidia is None:
             return self.fix(self.replace(node, replacement), description="also accept a ROCm build")
@@ -176,18 +189,72 @@ class Rule(NameAware):
             node, parent = parent, self.parent(parent)
         return node
 
-    def _sole_use(self, node: cst.CSTNode) -> bool:
-        """True when no other part of the condition reads torch.version.cuda (the fix would
-        otherwise let ROCm reach, e.g., a `float(torch.version.cuda)` the test protected)."""
-        root = self._condition_root(node)
-        return _count_cuda(self, root) == 1
+    def _scope(self, node: cst.CSTNode) -> cst.CSTNode:
+        """The function (or lambda, class body or module) whose code runs after the test."""
+        for ancestor in self.ancestors(node):
+            if isinstance(ancestor, (cst.FunctionDef, cst.Lambda, cst.Module)):
+                return ancestor
+        return node
 
     def _rocm_aware(self, use: cst.CSTNode) -> bool:
-        return self._guard.rocm_aware(use)
+        return self._guard.rocm_aware(use) or self._later_branch_tests_hip(use)
+
+    def _later_branch_tests_hip(self, use: cst.CSTNode) -> bool:
+        """`if torch.version.cuda ...: ... elif torch.version.hip ...:` handles ROCm itself."""
+        owner = self.parent(self._condition_root(use))
+        if not isinstance(owner, cst.If) or owner.test is not self._condition_root(use):
+            return False
+        branch = owner.orelse
+        while isinstance(branch, cst.If):
+            if self._guard.mentions(branch.test):
+                return True
+            branch = branch.orelse
+        return False
 
 
-def _count_cuda(rule: Rule, node: cst.CSTNode) -> int:
-    return count_qualified(rule, node, (CUDA,))
+class _ValueReads(cst.CSTVisitor):
+    """Counts the uses of torch.version.cuda in a subtree other than tests for None or
+    truthiness (what a widened test would let ROCm reach)."""
+
+    def __init__(self, rule: Rule) -> None:
+        super().__init__()
+        self.rule = rule
+        self.stack: list[cst.CSTNode] = []
+        self.count = 0
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if (
+            isinstance(node, cst.Attribute)
+            and node.attr.value == "cuda"
+            and CUDA in self.rule.qualified_names(node)
+            and not self._tested(node)
+        ):
+            self.count += 1
+        self.stack.append(node)
+        return True
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        self.stack.pop()
+
+    def _tested(self, node: cst.CSTNode) -> bool:
+        child, parents = node, list(reversed(self.stack))
+        if parents and isinstance(parents[0], cst.Comparison):
+            comp = parents[0]  # a None test reads nothing, wherever its result goes
+            return (
+                comp.left is node
+                and len(comp.comparisons) == 1
+                and isinstance(comp.comparisons[0].operator, tuple(_OPERATORS))
+                and _is_none(comp.comparisons[0].comparator)
+            )
+        for parent in parents:
+            if isinstance(parent, (cst.UnaryOperation, cst.BooleanOperation)):
+                child = parent
+                continue
+            return isinstance(parent, TESTS) and getattr(parent, "test", None) is child
+        return False
+
+
+_OPERATORS = {cst.Is: "is", cst.IsNot: "is not", cst.Equal: "==", cst.NotEqual: "!="}
 
 
 def _is_none(node: cst.CSTNode) -> bool:

@@ -37,6 +37,7 @@ MASK_TYPE = "cuda2rocm_lane_mask_t"
 _FULL_LITERAL = re.compile(r"^(0xffffffff[ul]*|~0[ul]*|-1)$", re.I)
 _THIRTY_TWO_BIT = re.compile(r"^(unsigned( int)?|uint32_t|int|int32_t|unsigned long)$")
 _MASK_NAME = re.compile(r"mask", re.I)
+_WIDE_TYPES = frozenset({"auto", "unsigned long long", "uint64_t", "unsigned long long int"})
 
 
 def _callee(view, call) -> str:
@@ -90,6 +91,14 @@ class Rule(CppRule):
     def _sync(self, call, name: str) -> None:
         view = self.view
         func = call.child_by_field_name("function")
+        if name in MASK_SOURCES and not self._mask_kept_whole(call):
+            self.report(
+                call,
+                f"`{name}` returns a 32-bit lane mask here, and AMD masks are 64-bit; where the "
+                "result goes (a comparison with `~0u`, a 32-bit variable, `&` with another "
+                "mask) needs a 64-bit mask too, so this is not rewritten automatically",
+            )
+            return
         edits = [self.replace(func, SYNC[name])]
         args = _args(call)
         if args and name != "__activemask" and _is_full(view, args[0]):
@@ -101,6 +110,59 @@ class Rule(CppRule):
             "(compatibility header)",
             *edits,
         )
+
+    def _mask_kept_whole(self, call) -> bool:
+        """Whether the mask a ballot returns lands only where this rule makes it 64-bit too:
+        the initializer of a declaration whose type it rewrites (or already 64-bit), the
+        argument of `__popc`/`__ffs` (rewritten to the mask variants), or nowhere. Anything
+        else (`== ~0u`, `& other`, `x = ...`, `return`) would truncate or mis-compare the
+        64-bit mask on ROCm while the CUDA code stays the same: the fix would not be right
+        on ROCm, so there is none."""
+        view = self.view
+        node, parent = call, call.parent
+        while parent is not None and parent.type == "parenthesized_expression":
+            node, parent = parent, parent.parent
+        if parent is None or parent.type == "expression_statement":
+            return True
+        if parent.type == "init_declarator" and parent.child_by_field_name("value") == node:
+            type_node = parent.parent.child_by_field_name("type") if parent.parent else None
+            spelled = view.text(type_node) if type_node is not None else ""
+            target = parent.child_by_field_name("declarator")
+            return (
+                bool(_THIRTY_TWO_BIT.match(spelled)) or spelled in _WIDE_TYPES
+            ) and self._uses_stay_masks(target)
+        if parent.type == "argument_list" and parent.parent is not None:
+            return _callee(view, parent.parent) in BITS and len(_args(parent.parent)) == 1
+        return False
+
+    def _uses_stay_masks(self, target) -> bool:
+        """Whether every later use of the variable declared at `target` (in its function) is
+        one this rule keeps 64-bit: the argument of `__popc`/`__ffs`, or the mask argument of a
+        `*_sync` call. A store into a 32-bit bitset word (`visible[i] = ballot`), a comparison
+        or arithmetic would silently drop the upper 32 lanes on ROCm."""
+        view = self.view
+        if target is None or target.type != "identifier":
+            return False
+        name = view.text(target)
+        scope = target.parent
+        while scope is not None and scope.type not in ("compound_statement", "translation_unit"):
+            scope = scope.parent
+        if scope is None:
+            return False
+        for use in view.identifiers:
+            if not (target.end_byte <= use.start_byte < scope.end_byte) or view.text(use) != name:
+                continue
+            args = use.parent
+            call = args.parent if args is not None and args.type == "argument_list" else None
+            if call is None or call.type != "call_expression":
+                return False
+            callee, arguments = _callee(view, call), _args(call)
+            if callee in BITS and len(arguments) == 1:
+                continue
+            if callee in SYNC and arguments and arguments[0] == use:
+                continue
+            return False
+        return True
 
     def _bits(self, call, name: str) -> None:
         view = self.view
@@ -138,6 +200,14 @@ class Rule(CppRule):
         self.masks.add(name)
         type_text = view.text(type_node)
         if not _THIRTY_TWO_BIT.match(type_text):
+            return
+        if from_ballot and not self._uses_stay_masks(target):
+            self.report(
+                type_node,
+                f"`{type_text} {name}` holds a lane mask in 32 bits, and AMD masks are 64-bit; "
+                "it is used where a 64-bit mask would change the result (stored, compared or "
+                "combined), so this is not rewritten automatically",
+            )
             return
         edits = [self.replace(type_node, MASK_TYPE)]
         if full:

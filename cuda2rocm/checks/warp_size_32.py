@@ -110,6 +110,7 @@ class Rule(CppRule):
         for ident in view.identifiers:
             if view.text(ident) == "C10_WARP_SIZE":
                 self._c10_constant(ident)
+        self._report_pending()
 
     # -- detections ----------------------------------------------------------------------------
     def _arithmetic(self, expr, literal) -> None:
@@ -253,20 +254,42 @@ class Rule(CppRule):
             )
             return
         self.seen.add(node.start_byte)
+        self.__dict__.setdefault("pending", []).append((node, what, replacement))
+
+    def _report_pending(self) -> None:
+        """Fixes come per function, all or none: a function that still spells the warp size
+        somewhere this rule does not rewrite (`kThreads / 32` sizing a per-warp array, a
+        `(n + 31) >> 5` bitset index) would mix 64-lane and 32-lane arithmetic on ROCm (e.g.
+        rows of a per-warp array never written), so its findings get no fix."""
+        pending = self.__dict__.get("pending", [])
+        flagged = [(n.start_byte, n.end_byte) for n, _, _ in pending]
+        for node, what, replacement in pending:
+            function = _function_of(node)
+            fixable = function is None or not any(
+                number(self.view, n) in (31, 32)
+                and not any(a <= n.start_byte < b for a, b in flagged)
+                for n in _descendants(function)
+            )
+            self._emit(node, what, replacement if fixable else None)
+
+    def _emit(self, node, what: str, replacement: str | None) -> None:
         hint = (
             "C10_WARP_SIZE (device) / at::cuda::warp_size() (host), or "
             if self.view.torch_built
             else ""
         )
-        fix = self.fix(
-            self.replace(node, replacement),
-            self.view.compat_include_edit(self.ctx),
-            description=f"use {WARP} from the compatibility header",
-        )
+        fix = None
+        if replacement is not None:
+            fix = self.fix(
+                self.replace(node, replacement),
+                self.view.compat_include_edit(self.ctx),
+                description=f"use {WARP} from the compatibility header",
+            )
         self.report(
             node,
             f"{what} assumes a 32-lane warp; AMD CDNA GPUs (MI100-MI300) run 64-lane wavefronts; "
-            f"use {hint}{WARP}",
+            f"use {hint}{WARP}"
+            + ("" if fix else " (no automatic fix: this function spells 32 or 31 elsewhere too)"),
             fix,
         )
 
@@ -285,6 +308,12 @@ def _assigned_name(view: CppView, expr: Node) -> str | None:
     else:
         return None
     return view.text(target) if target is not None and target.type == "identifier" else None
+
+
+def _function_of(node):
+    while node is not None and node.type != "function_definition":
+        node = node.parent
+    return node
 
 
 def _descendants(node):

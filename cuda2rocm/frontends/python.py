@@ -13,6 +13,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import ClassVar
 
 import libcst as cst
+from libcst._nodes.internal import CodegenState
 from libcst.metadata import (
     ParentNodeProvider,
     PositionProvider,
@@ -125,6 +126,66 @@ def _import_aliases(text: str) -> dict[str, set[str]] | None:
     return aliases
 
 
+class SpanMismatch(AssertionError):
+    """A node's span does not hold the node's source: a bug in the position mapping."""
+
+    def __init__(self, kind: str, expected: str, found: str) -> None:
+        super().__init__(f"span of a {kind} holds {found!r}, its source is {expected!r}")
+
+
+#: The nodes edits replace or are placed against: expressions, small statements, and the
+#: pieces of argument, element and import lists. (Others, such as operators or whole compound
+#: statements, have spans that are not a slice of their own code: leading comment lines,
+#: surrounding whitespace.) tests/test_python_spans.py proves span text == node_source for each.
+EDITABLE = (
+    cst.BaseExpression,
+    cst.BaseSmallStatement,
+    cst.Arg,
+    cst.BaseElement,
+    cst.BaseDictElement,
+    cst.ImportAlias,
+    cst.SubscriptElement,
+)
+#: Nodes with a separating comma of their own that their span leaves out.
+_TRAILING_COMMA = (
+    cst.Arg,
+    cst.BaseElement,
+    cst.BaseDictElement,
+    cst.ImportAlias,
+    cst.SubscriptElement,
+)
+
+
+def node_source(
+    module: cst.Module, node: cst.CSTNode, indents: Iterable[cst.IndentedBlock | cst.Match] = ()
+) -> str:
+    """The source text a node's syntactic span must hold, from LibCST's code generator (not
+    from positions): without the node's own parentheses and its trailing comma/semicolon.
+    `indents`: the blocks enclosing the node, outermost first (continuation lines of a
+    bracketed expression carry their indentation)."""
+    if not isinstance(node, EDITABLE):
+        raise TypeError(f"a {type(node).__name__} is not edited as a whole")
+    if isinstance(node, cst.Tuple) and not node.elements:
+        return ""  # `()`: its parentheses are its own, and LibCST's span of it is empty
+    changes: dict[str, object] = {}
+    if isinstance(node, cst.BaseExpression) and node.lpar:
+        changes["lpar"] = ()
+        changes["rpar"] = ()
+    if isinstance(node, _TRAILING_COMMA) and isinstance(node.comma, cst.Comma):
+        changes["comma"] = cst.MaybeSentinel.DEFAULT
+    if isinstance(getattr(node, "semicolon", None), cst.Semicolon):
+        changes["semicolon"] = cst.MaybeSentinel.DEFAULT
+    if isinstance(node, cst.Arg):
+        changes["whitespace_after_arg"] = cst.SimpleWhitespace("")
+    state = CodegenState(
+        default_indent=module.default_indent, default_newline=module.default_newline
+    )
+    for block in indents:
+        state.increase_indent(module.default_indent if block.indent is None else block.indent)
+    (node.with_changes(**changes) if changes else node)._codegen(state)
+    return "".join(state.tokens)
+
+
 _MISSING = object()
 _VISITOR_NAMES: dict[type, tuple[str, ...]] = {}
 
@@ -176,6 +237,9 @@ class PythonRule(cst.BatchableCSTVisitor):
 
     # -- positions and text ------------------------------------------------------------------
     def span(self, node: cst.CSTNode) -> tuple[int, int]:
+        """Character offsets of the node's syntactic extent: as LibCST's PositionProvider, it
+        excludes the node's own parentheses (`x` in `((x))`), leading comment lines and
+        trailing whitespace. `text`, `replace` and the reported position use this span."""
         rng = self.get_metadata(PositionProvider, node)
         lines = self.source.lines
         return (
@@ -184,20 +248,46 @@ class PythonRule(cst.BatchableCSTVisitor):
         )
 
     def text(self, node: cst.CSTNode) -> str:
+        """The source text of `span(node)`: without the node's own parentheses."""
         start, end = self.span(node)
         return self.source.text[start:end]
 
+    def source_of(self, node: cst.CSTNode) -> str:
+        """What `text(node)` must be, derived from the tree rather than from positions: LibCST's
+        code for the node, less what its span excludes (own parentheses, trailing comma or
+        semicolon). Every edit declares it as its `original`, so the fixer refuses an edit
+        whose offsets point anywhere else."""
+        indents, parents, current = [], self.context.parents, node
+        while current is not None:
+            current = parents[current] if current in parents else self._parent_of(current)
+            if isinstance(current, (cst.IndentedBlock, cst.Match)):
+                indents.append(current)
+        return node_source(self.context.wrapper.module, node, reversed(indents))
+
+    def _parent_of(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        return self.get_metadata(ParentNodeProvider, node, None)
+
     def replace(self, node: cst.CSTNode, replacement: str) -> Edit:
         start, end = self.span(node)
-        return Edit(start, end, replacement)
+        return Edit(start, end, replacement, self.source_of(node))
 
     def insert_before(self, node: cst.CSTNode, text: str) -> Edit:
-        start, _ = self.span(node)
-        return Edit(start, start, text)
+        start, _ = self._anchor(node)
+        return Edit(start, start, text, "")
 
     def insert_after(self, node: cst.CSTNode, text: str) -> Edit:
-        _, end = self.span(node)
-        return Edit(end, end, text)
+        _, end = self._anchor(node)
+        return Edit(end, end, text, "")
+
+    def _anchor(self, node: cst.CSTNode) -> tuple[int, int]:
+        """The span of a node an insertion is placed against, checked now: an insertion
+        replaces nothing, so the fixer cannot check it; a wrong anchor stops the rule
+        (an internal-error finding) instead."""
+        start, end = self.span(node)
+        expected = self.source_of(node)
+        if self.source.text[start:end] != expected:
+            raise SpanMismatch(type(node).__name__, expected, self.source.text[start:end])
+        return start, end
 
     def fix(self, *edits: Edit, description: str = "", safety: Safety | None = None) -> Fix:
         if safety is None:

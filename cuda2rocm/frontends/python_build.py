@@ -57,21 +57,22 @@ def import_edit(rule: ParentAware, module: cst.Module, name: str) -> tuple[str, 
     if from_import is not None and not isinstance(from_import.names, cst.ImportStar):
         last = from_import.names[-1]
         anchor = last.asname.name if last.asname is not None else last.name
-        _, end = rule.span(anchor)
-        return name, Edit(end, end, f", {name}")
+        return name, rule.insert_after(anchor, f", {name}")
     if module_alias is not None:
         return f"{module_alias}.{name}", None
     text = rule.source.text
     newline = "\r\n" if "\r\n" in text else "\n"
     line = f"from {CPP_EXTENSION} import {name}{newline}"
+    # Insertions at a line start (offset 0, just after a newline, or the end of the file):
+    # they replace nothing, so their original is "".
     if last_import is None:
-        return name, Edit(0, 0, line)
+        return name, Edit(0, 0, line, "")
     _, end = rule.span(last_import)
     at = text.find("\n", max(end - 1, 0))
     at = len(text) if at < 0 else at + 1
     if at == len(text) and not text.endswith("\n"):
-        return name, Edit(at, at, newline + line.rstrip("\r\n"))
-    return name, Edit(at, at, line)
+        return name, Edit(at, at, newline + line.rstrip("\r\n"), "")
+    return name, Edit(at, at, line, "")
 
 
 def under_vendor_test(
