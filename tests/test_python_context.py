@@ -355,6 +355,15 @@ def test_component_sharing_a_folder_with_rocm_sources_is_only_its_files(tmp_path
     assert holders == {"a.cu"}  # b.cu is also built for ROCm, extra.cuh is unknown
 
 
+def test_folder_whose_header_rocm_sources_include_is_not_a_component(tmp_path):
+    _project(tmp_path)
+    (tmp_path / "csrc/rocm/a.cu").write_text('#include "../cuda_only/extra.cuh"\n' + PTX)
+    components = python_components(tmp_path / "setup.py", "setup.py", SETUP, tmp_path.resolve())
+    # csrc/cuda_only holds a header ROCm includes: only its listed file; sub/ is still whole.
+    assert {p.name for c in components for p in c.files} == {"a.cu"}
+    assert [c.root.name for c in components if not c.files] == ["sub"]
+
+
 def test_unknown_build_condition_guards_nothing(tmp_path):
     setup = SETUP.replace("if not IS_HIP_EXTENSION:", "if torch_cuda_available():")
     _project(tmp_path)
@@ -424,6 +433,51 @@ add_subdirectory(both)
 """
 
 
+CMAKE_SOURCES = """\
+option(USE_ROCM "Use ROCm" OFF)
+if(NOT USE_ROCM)
+  if(((EXISTS "/opt/rocm/") OR (EXISTS $ENV{ROCM_PATH})) AND NOT (EXISTS "/bin/nvcc"))
+    set(USE_ROCM ON)  # detected (a comment with a paren: ")
+  endif()
+endif()
+if(USE_ROCM)
+  unset(USE_CUDA)
+else()
+  set(USE_CUDA TRUE)
+endif()
+if(USE_CUDA)
+  list(APPEND SOURCES common.cu nv/only.cu nv/sub/deep.cu cudnn_glue.cpp)
+else()
+  list(APPEND SOURCES common.cu amd/only.hip)
+endif()
+if(EXTRA)
+  list(APPEND SOURCES maybe/x.cu)
+endif()
+add_library(lib SHARED ${SOURCES})
+"""
+
+
+def test_cmake_sources_listed_only_for_cuda(tmp_path):
+    for name in (
+        "common.cu",
+        "nv/only.cu",
+        "nv/sub/deep.cu",
+        "cudnn_glue.cpp",
+        "amd/only.hip",
+        "maybe/x.cu",
+    ):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(PTX)
+    cmake = tmp_path / "CMakeLists.txt"
+    cmake.write_text(CMAKE_SOURCES)
+    found = cmake_components(cmake, "CMakeLists.txt", CMAKE_SOURCES)
+    whole = [c.root.name for c in found if not c.files]
+    files = {p.name for c in found for p in c.files}
+    assert whole == ["nv"]  # nothing ROCm builds is in nv/
+    assert files == {"cudnn_glue.cpp"}  # beside common.cu, which ROCm builds too
+    assert all("`if(USE_CUDA)` (line 12)" in c.why for c in found)
+
+
 def test_cmake_add_subdirectory_only_without_rocm(tmp_path):
     for folder in ("cuda_kernels", "hip_kernels", "nvidia_tools", "extras", "both", "other"):
         (tmp_path / folder).mkdir()
@@ -431,7 +485,8 @@ def test_cmake_add_subdirectory_only_without_rocm(tmp_path):
     cmake.write_text(CMAKE)
     found = {c.root.name: c for c in cmake_components(cmake, "CMakeLists.txt", CMAKE)}
     assert set(found) == {"cuda_kernels", "nvidia_tools"}
-    assert found["nvidia_tools"].line == 5
+    assert found["nvidia_tools"].line == 8
+    assert "the `else()` of `if(USE_ROCM)` (line 5)" in found["nvidia_tools"].why
 
 
 @pytest.mark.parametrize(
