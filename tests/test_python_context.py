@@ -56,6 +56,10 @@ def test_vendor_tests_and_their_branches():
             g = 7  # live
         else:
             h = 8  # dead
+        if hasattr(torch.version, "hip") and torch.version.hip is not None:
+            i = 9  # live
+        else:
+            j = 10  # dead
     """)
 
 
@@ -296,6 +300,20 @@ def test_linter_keeps_guarded_findings_with_reason(tmp_path):
     assert [d.position.line for d in result.guarded] == [4]
     assert "`if not IS_ROCM:` (line 3)" in result.guarded[0].guarded
     assert [d.position.line for d in result.diagnostics if d.rule == "amp-deprecated-api"] == [6]
+
+
+def test_a_failing_context_model_drops_nothing(tmp_path, monkeypatch):
+    from cuda2rocm.context import python_paths
+
+    def broken(*args, **kwargs):
+        raise ValueError("boom")
+
+    monkeypatch.setattr(python_paths, "guard", broken)
+    (tmp_path / "m.py").write_text(NVML)
+    result = _run(tmp_path, "amp-deprecated-api", "internal-error")
+    assert result.guarded == []
+    assert [d.position.line for d in result.diagnostics if d.rule == "amp-deprecated-api"] == [4, 6]
+    assert any("the context model" in d.message for d in result.diagnostics)
 
 
 SETUP = """\

@@ -469,6 +469,6 @@ def membership(
                 found += python_components(path, display, data.decode("utf-8", "replace"), base)
             elif language == "cmake" and b"add_subdirectory" in data:
                 found += cmake_components(path, display, data.decode("utf-8", "replace"))
-        except (RecursionError, OSError):
-            continue
+        except (RecursionError, OSError, ValueError):
+            continue  # an unreadable build file: nothing is guarded by it
     return Membership(found)

@@ -505,6 +505,18 @@ class _Pass:
 
     def call(self, node: ast.Call, env: Env) -> Value:
         func = node.func
+        if isinstance(func, ast.Name) and func.id == "hasattr" and len(node.args) == 2:
+            # `hasattr(torch.version, "hip")`: both attributes exist on every build (None
+            # when not that vendor's), as torch/version.py declares them.
+            base, attr = self.evaluate(node.args[0], env), node.args[1]
+            if (
+                isinstance(base, Module)
+                and base.name == "torch.version"
+                and isinstance(attr, ast.Constant)
+                and f"torch.version.{attr.value}" in FACTS
+            ):
+                return Value.of(True)
+            return UNKNOWN
         if isinstance(func, ast.Name) and func.id == "bool" and len(node.args) == 1:
             v = self.value(node.args[0], env)
             return Value.of(v.truth) if v.truth is not None else UNKNOWN
@@ -654,7 +666,10 @@ class ProjectIndex:
             for resolved, text, tree in parsed:
                 per_vendor = {}
                 for vendor in (ROCM, CUDA):
-                    env = _Pass(tree, text, vendor, index, resolved).run()
+                    try:
+                        env = _Pass(tree, text, vendor, index, resolved).run()
+                    except (RecursionError, ValueError, TypeError, AttributeError):
+                        env = {}  # a pathological file: left out of the index
                     per_vendor[vendor] = {
                         k: v
                         for k, v in env.items()
