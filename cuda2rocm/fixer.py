@@ -170,6 +170,7 @@ def fix_paths(
         else:
             read.append((index, item, data))
     linter.torch_built_dirs = torch_built_dirs(python_sources(items, read))
+    runner.prepare_context(linter, items, read)  # never fix code ROCm does not build or run
     work = [(item, data, unsafe) for _, item, data in read if linter.wants(item.language, data)]
     for (item, _, _), (outcome, error) in zip(
         work, runner.map_files(linter, _fix_one, work, jobs), strict=True

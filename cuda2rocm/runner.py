@@ -75,7 +75,7 @@ def _lint_one(linter: Linter, work: tuple[int, Found, bytes, str | None]) -> lis
     return linter.lint_data(item, data)
 
 
-def _context(linter: Linter, items: list[Found], read: list) -> str:
+def prepare_context(linter: Linter, items: list[Found], read: list) -> str:
     """Build the run-wide context (the project's Python flags, build membership) once; its
     digest goes into every file's cache key, since it changes what is guarded."""
     import hashlib
@@ -175,7 +175,7 @@ def run(
         else:
             read.append((index, item, data))
     linter.torch_built_dirs = torch_built_dirs(python_sources(items, read))
-    context_key = _context(linter, items, read)
+    context_key = prepare_context(linter, items, read)
     pending: list[tuple[int, Found, bytes, str | None]] = []
     for index, item, data in read:
         if not linter.wants(item.language, data):

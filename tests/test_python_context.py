@@ -382,6 +382,20 @@ def test_folder_whose_header_rocm_sources_include_is_not_a_component(tmp_path):
     assert [c.root.name for c in components if not c.files] == ["sub"]
 
 
+def test_fix_leaves_cuda_only_components_alone(tmp_path):
+    from cuda2rocm.fixer import fix_paths
+
+    _project(tmp_path)
+    (tmp_path / "csrc/cuda_only/bench.py").write_text(NVML)
+    (tmp_path / "csrc/shared/bench.py").write_text(NVML)
+    specs = [r for r in load_catalogue() if r.id == "amp-deprecated-api"]
+    fix_paths(Linter(specs), [tmp_path])
+    assert (tmp_path / "csrc/cuda_only/bench.py").read_text() == NVML
+    shared = (tmp_path / "csrc/shared/bench.py").read_text().splitlines()
+    assert "torch.cuda.amp" in shared[3]  # inside `if not IS_ROCM:`: left alone
+    assert "torch.cuda.amp" not in shared[5]
+
+
 def test_unknown_build_condition_guards_nothing(tmp_path):
     setup = SETUP.replace("if not IS_HIP_EXTENSION:", "if torch_cuda_available():")
     _project(tmp_path)
