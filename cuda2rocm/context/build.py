@@ -262,10 +262,12 @@ def _group(
             components.append(Component(folder, display, line, why, f"`{label}`"))
         else:
             files = frozenset(m for m in members if m.is_file() and m not in rocm)
+            if len(files) == 1:
+                label = f"`{cuda_only[next(iter(files))]}`"
+            else:
+                label = f"{len(files)} files listed in `{PurePath(label).parent}`"
             if files:
-                components.append(
-                    Component(folder, display, line, why, f"{len(files)} files of `{label}`", files)
-                )
+                components.append(Component(folder, display, line, why, label, files))
     # Merge folders that sit inside an accepted whole-folder component.
     merged: list[Component] = []
     for c in components:
