@@ -181,6 +181,9 @@ def test_unknown_conditions_are_not_guarded():
             i = 9  # live
         if os.environ.get("USE_CUDA_PATH") == "1":
             j = 10  # live
+        device = "cuda" if torch.version.cuda is not None else "cpu"
+        if device == "cuda":
+            k = 11  # live
     """)
 
 

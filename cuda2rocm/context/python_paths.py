@@ -35,6 +35,11 @@ What the passes know (torch 2.13, `torch/version.py`, `torch/utils/cpp_extension
 
 What is not provable, and so stays reported:
 
+- Runtime code comparing values (`device = "cuda" if torch.version.cuda else "cpu"` ...
+  `if device == "cuda":`): such a value is data the report itself often asks to change (the
+  first line is a torch-version-cuda finding), not a vendor test, so outside build files only
+  truth and `is None` are followed, never `==` between constants.
+
 - `torch.cuda.is_available()`, device counts and properties: true on ROCm as well.
 - Import fallbacks, `try: import pynvml` / `except ImportError:`. Whether the import succeeds
   is a fact about the installed packages, not the vendor: pynvml (pure ctypes) imports fine on
@@ -492,7 +497,8 @@ class _Pass:
                     same = a.none
                     return Value.of(same if isinstance(op, (ast.Is, ast.Eq)) else not same)
             if (
-                left.const is not None
+                self.env_defaults  # build files only: see the module docstring
+                and left.const is not None
                 and right.const is not None
                 and isinstance(op, (ast.Eq, ast.NotEq))
             ):
