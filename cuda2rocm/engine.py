@@ -205,6 +205,8 @@ class Linter:
                 return python_paths.guard(found, source.text, source.path, self.python_index)
             except RecursionError:  # a pathological nesting: report everything
                 return found
+            except Exception as exc:  # report everything, and the failure
+                return [*found, _internal(source.path, "the context model", exc)]
         return found
 
     def _suppress(self, source: SourceFile, found: list[Diagnostic]) -> list[Diagnostic]:

@@ -217,7 +217,7 @@ def fix_paths(
             report.errors += [(d.path, d.message) for d in early]
         else:
             read.append((index, item, data))
-    runner.prepare(linter, items, read)
+    runner.prepare(linter, items, read)  # never fix code ROCm does not build or run
     work = [(item, data, unsafe) for _, item, data in read if linter.wants(item.language, data)]
     targets: list[tuple] = []
     for (item, _, _), (outcome, error) in zip(

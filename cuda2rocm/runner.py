@@ -75,9 +75,9 @@ def _lint_one(linter: Linter, work: tuple[int, Found, bytes, str | None]) -> lis
     return linter.lint_data(item, data)
 
 
-def _context(linter: Linter, items: list[Found], read: list) -> str:
-    """Build the run-wide context (the project's Python flags, build membership) once; its
-    digest goes into every file's cache key, since it changes what is guarded."""
+def _python_and_build_context(linter: Linter, items: list[Found], read: list) -> str:
+    """The project's Python flags and build membership, built once; the digest goes into every
+    file's cache key, since it changes what is guarded."""
     import hashlib
 
     from cuda2rocm.context.build import membership
@@ -151,10 +151,12 @@ def _pool(linter: Linter, jobs: int) -> ProcessPoolExecutor:
     )
 
 
-def prepare(linter: Linter, items: list[Found], read: list[tuple[int, Found, bytes]]) -> None:
+def prepare(linter: Linter, items: list[Found], read: list[tuple[int, Found, bytes]]) -> str:
     """Facts about the whole tree that per-file linting needs, computed once per run in this
-    process: the folders torch's extension build hipifies, and the project's own macros
-    (header #defines and build -D flags) for the preprocessor model."""
+    process (lint and fix alike): the folders torch's extension build hipifies, the project's
+    own macros (header #defines, build -D flags) for the preprocessor model, its Python flags
+    and build membership. Returns the digest of the Python/build context for cache keys (the
+    macros' digest is added to C++ files' keys only)."""
     from cuda2rocm.context import build_defines
     from cuda2rocm.context.project_macros import ProjectMacros
 
@@ -178,6 +180,7 @@ def prepare(linter: Linter, items: list[Found], read: list[tuple[int, Found, byt
     linter.project_macros = ProjectMacros.build(
         texts, build_defines.index(builds), linter.torch_built_for
     )
+    return _python_and_build_context(linter, items, read)
 
 
 def run(
@@ -203,8 +206,7 @@ def run(
                 result.notices.append(notice)
         else:
             read.append((index, item, data))
-    prepare(linter, items, read)
-    context_key = _context(linter, items, read)
+    context_key = prepare(linter, items, read)
     pending: list[tuple[int, Found, bytes, str | None]] = []
     for index, item, data in read:
         if not linter.wants(item.language, data):

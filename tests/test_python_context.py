@@ -56,6 +56,10 @@ def test_vendor_tests_and_their_branches():
             g = 7  # live
         else:
             h = 8  # dead
+        if hasattr(torch.version, "hip") and torch.version.hip is not None:
+            i = 9  # live
+        else:
+            j = 10  # dead
     """)
 
 
@@ -177,6 +181,9 @@ def test_unknown_conditions_are_not_guarded():
             i = 9  # live
         if os.environ.get("USE_CUDA_PATH") == "1":
             j = 10  # live
+        device = "cuda" if torch.version.cuda is not None else "cpu"
+        if device == "cuda":
+            k = 11  # live
     """)
 
 
@@ -298,6 +305,20 @@ def test_linter_keeps_guarded_findings_with_reason(tmp_path):
     assert [d.position.line for d in result.diagnostics if d.rule == "amp-deprecated-api"] == [6]
 
 
+def test_a_failing_context_model_drops_nothing(tmp_path, monkeypatch):
+    from cuda2rocm.context import python_paths
+
+    def broken(*args, **kwargs):
+        raise ValueError("boom")
+
+    monkeypatch.setattr(python_paths, "guard", broken)
+    (tmp_path / "m.py").write_text(NVML)
+    result = _run(tmp_path, "amp-deprecated-api", "internal-error")
+    assert result.guarded == []
+    assert [d.position.line for d in result.diagnostics if d.rule == "amp-deprecated-api"] == [4, 6]
+    assert any("the context model" in d.message for d in result.diagnostics)
+
+
 SETUP = """\
 import os
 from setuptools import setup
@@ -353,6 +374,29 @@ def test_component_sharing_a_folder_with_rocm_sources_is_only_its_files(tmp_path
     components = python_components(tmp_path / "setup.py", "setup.py", setup, tmp_path.resolve())
     holders = {p.name for c in components for p in c.files}
     assert holders == {"a.cu"}  # b.cu is also built for ROCm, extra.cuh is unknown
+
+
+def test_folder_whose_header_rocm_sources_include_is_not_a_component(tmp_path):
+    _project(tmp_path)
+    (tmp_path / "csrc/rocm/a.cu").write_text('#include "../cuda_only/extra.cuh"\n' + PTX)
+    components = python_components(tmp_path / "setup.py", "setup.py", SETUP, tmp_path.resolve())
+    # csrc/cuda_only holds a header ROCm includes: only its listed file; sub/ is still whole.
+    assert {p.name for c in components for p in c.files} == {"a.cu"}
+    assert [c.root.name for c in components if not c.files] == ["sub"]
+
+
+def test_fix_leaves_cuda_only_components_alone(tmp_path):
+    from cuda2rocm.fixer import fix_paths
+
+    _project(tmp_path)
+    (tmp_path / "csrc/cuda_only/bench.py").write_text(NVML)
+    (tmp_path / "csrc/shared/bench.py").write_text(NVML)
+    specs = [r for r in load_catalogue() if r.id == "amp-deprecated-api"]
+    fix_paths(Linter(specs), [tmp_path])
+    assert (tmp_path / "csrc/cuda_only/bench.py").read_text() == NVML
+    shared = (tmp_path / "csrc/shared/bench.py").read_text().splitlines()
+    assert "torch.cuda.amp" in shared[3]  # inside `if not IS_ROCM:`: left alone
+    assert "torch.cuda.amp" not in shared[5]
 
 
 def test_unknown_build_condition_guards_nothing(tmp_path):
@@ -424,6 +468,51 @@ add_subdirectory(both)
 """
 
 
+CMAKE_SOURCES = """\
+option(USE_ROCM "Use ROCm" OFF)
+if(NOT USE_ROCM)
+  if(((EXISTS "/opt/rocm/") OR (EXISTS $ENV{ROCM_PATH})) AND NOT (EXISTS "/bin/nvcc"))
+    set(USE_ROCM ON)  # detected (a comment with a paren: ")
+  endif()
+endif()
+if(USE_ROCM)
+  unset(USE_CUDA)
+else()
+  set(USE_CUDA TRUE)
+endif()
+if(USE_CUDA)
+  list(APPEND SOURCES common.cu nv/only.cu nv/sub/deep.cu cudnn_glue.cpp)
+else()
+  list(APPEND SOURCES common.cu amd/only.hip)
+endif()
+if(EXTRA)
+  list(APPEND SOURCES maybe/x.cu)
+endif()
+add_library(lib SHARED ${SOURCES})
+"""
+
+
+def test_cmake_sources_listed_only_for_cuda(tmp_path):
+    for name in (
+        "common.cu",
+        "nv/only.cu",
+        "nv/sub/deep.cu",
+        "cudnn_glue.cpp",
+        "amd/only.hip",
+        "maybe/x.cu",
+    ):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(PTX)
+    cmake = tmp_path / "CMakeLists.txt"
+    cmake.write_text(CMAKE_SOURCES)
+    found = cmake_components(cmake, "CMakeLists.txt", CMAKE_SOURCES)
+    whole = [c.root.name for c in found if not c.files]
+    files = {p.name for c in found for p in c.files}
+    assert whole == ["nv"]  # nothing ROCm builds is in nv/
+    assert files == {"cudnn_glue.cpp"}  # beside common.cu, which ROCm builds too
+    assert all("`if(USE_CUDA)` (line 12)" in c.why for c in found)
+
+
 def test_cmake_add_subdirectory_only_without_rocm(tmp_path):
     for folder in ("cuda_kernels", "hip_kernels", "nvidia_tools", "extras", "both", "other"):
         (tmp_path / folder).mkdir()
@@ -431,7 +520,8 @@ def test_cmake_add_subdirectory_only_without_rocm(tmp_path):
     cmake.write_text(CMAKE)
     found = {c.root.name: c for c in cmake_components(cmake, "CMakeLists.txt", CMAKE)}
     assert set(found) == {"cuda_kernels", "nvidia_tools"}
-    assert found["nvidia_tools"].line == 5
+    assert found["nvidia_tools"].line == 8
+    assert "the `else()` of `if(USE_ROCM)` (line 5)" in found["nvidia_tools"].why
 
 
 @pytest.mark.parametrize(

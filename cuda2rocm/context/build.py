@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 
@@ -249,6 +249,7 @@ def _group(
         if any(c.holds(folder) for c in components):
             continue
         clean = not any(r == folder or r.is_relative_to(folder) for r in rocm)
+        clean = clean and not _included_from(folder, rocm)
         line, why = reasons[members[0]]
         why = why.split(": ROCm never", 1)[0]
         label = cuda_only[members[0]]
@@ -261,10 +262,12 @@ def _group(
             components.append(Component(folder, display, line, why, f"`{label}`"))
         else:
             files = frozenset(m for m in members if m.is_file() and m not in rocm)
+            if len(files) == 1:
+                label = f"`{cuda_only[next(iter(files))]}`"
+            else:
+                label = f"{len(files)} files listed in `{PurePath(label).parent}`"
             if files:
-                components.append(
-                    Component(folder, display, line, why, f"{len(files)} files of `{label}`", files)
-                )
+                components.append(Component(folder, display, line, why, label, files))
     # Merge folders that sit inside an accepted whole-folder component.
     merged: list[Component] = []
     for c in components:
@@ -273,64 +276,181 @@ def _group(
     return merged
 
 
+_INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]', re.M)
+
+
+def _included_from(folder: Path, sources: Iterable[Path]) -> bool:
+    """Some source ROCm may build includes a header of `folder` (by a relative path, or by a
+    path naming the folder: `#include "fused_attn/utils.h"` through an include directory)."""
+    files: list[Path] = []
+    for source in sources:  # a folder ROCm builds from (a glob): its own sources
+        files += sorted(source.iterdir())[:500] if source.is_dir() else [source]
+    for source in files:
+        if not source.is_file() or not source.name.endswith(SOURCE_SUFFIXES):
+            continue
+        try:
+            text = source.read_text("utf-8", "replace")
+        except OSError:
+            continue
+        for name in _INCLUDE.findall(text):
+            if folder.name in PurePath(name).parts[:-1]:
+                return True
+            if (source.parent / name).resolve().is_relative_to(folder):
+                return True
+    return False
+
+
 # -- CMake -------------------------------------------------------------------------------------
-_COMMAND = re.compile(
-    r"^\s*(if|elseif|else|endif|add_subdirectory)\s*\(((?:[^()]|\([^()]*\))*)\)", re.I | re.M
-)
+_COMMANDS = {
+    "if", "elseif", "else", "endif", "add_subdirectory", "set", "unset", "option", "list",
+    "add_library", "add_executable", "target_sources", "cuda_add_library", "cuda_add_executable",
+}  # fmt: skip
+_START = re.compile(r"^[ \t]*([A-Za-z_]\w*)[ \t]*\(", re.M)
 
 
-def _cmake_truth(condition: str) -> bool | None:
-    """The condition's value on a ROCm build: only `X`, `NOT X` and `${X}` for a ROCm
-    variable are known."""
+def _commands(text: str) -> Iterator[tuple[str, str, int]]:
+    """(command, arguments, line) of the commands of interest, arguments found by matching
+    parentheses (conditions nest them: `if((A OR B) AND NOT (C))`), quotes respected."""
+    position = 0
+    while True:
+        match = _START.search(text, position)
+        if match is None:
+            return
+        depth, i, quoted = 1, match.end(), False
+        while i < len(text) and depth:
+            c = text[i]
+            if quoted:
+                if c == "\\":
+                    i += 1
+                elif c == '"':
+                    quoted = False
+            elif c == '"':
+                quoted = True
+            elif c == "(":
+                depth += 1
+            elif c == ")":
+                depth -= 1
+            i += 1
+        name = match.group(1).lower()
+        if name in _COMMANDS:
+            line = text.count("\n", 0, match.start(1)) + 1
+            yield name, text[match.end() : i - 1], line
+        position = i
+
+
+_ON = {"ON", "TRUE", "YES", "Y", "1"}
+_OFF = {"OFF", "FALSE", "NO", "N", "0", "IGNORE", "NOTFOUND", ""}
+_SOURCE_COMMANDS = {
+    "set", "list", "add_library", "add_executable", "target_sources", "cuda_add_library",
+    "cuda_add_executable",
+}  # fmt: skip
+
+
+def _cmake_truth(condition: str, variables: dict[str, bool | None]) -> bool | None:
+    """A condition's value: only `X`, `NOT X`, `${X}` for a variable whose value is known
+    (the ROCm variables, and ones set from them) are known."""
     words = condition.replace("${", "").replace("}", "").split()
-    if len(words) == 1 and words[0] in ROCM_VARIABLES:
-        return True
-    if len(words) == 2 and words[0].upper() == "NOT" and words[1] in ROCM_VARIABLES:
-        return False
-    return None
+    negate = len(words) == 2 and words[0].upper() == "NOT"
+    if negate:
+        words = words[1:]
+    if len(words) != 1:
+        return None
+    value = variables.get(words[0])
+    if value is None:
+        return None
+    return not value if negate else value
+
+
+def _cmake_pass(text: str, vendor: str) -> list[tuple[str, list[str], int, str | None]]:
+    """(command, arguments, line, why dead) for every command of interest, walking the
+    if/elseif/else chains with what `vendor`'s build knows."""
+    variables: dict[str, bool | None] = {v: vendor == ROCM for v in ROCM_VARIABLES}
+    # One frame per open if(): whether a branch is known taken, whether one was unknown, and
+    # for the current branch: dead (never runs), maybe (may or may not run), why.
+    stack: list[dict] = []
+    out = []
+    for command, argument, line in _commands(text):
+        words = [w.strip('"') for w in argument.split()]
+        dead = next((f["why"] for f in stack if f["dead"]), None)
+        if command == "if" or (command == "elseif" and stack):
+            truth = _cmake_truth(argument.strip(), variables)
+            test = f"`{command}({' '.join(argument.split())})` (line {line})"
+            if command == "if":
+                stack.append({"taken": False, "unknown": False, "test": test})
+            frame = stack[-1]
+            frame["dead"] = frame["taken"] or truth is False
+            frame["maybe"] = not frame["taken"] and truth is None
+            frame["taken"] = frame["taken"] or truth is True
+            frame["unknown"] = frame["unknown"] or truth is None
+            frame["why"] = test
+        elif command == "else" and stack:
+            frame = stack[-1]
+            frame["dead"] = frame["taken"]
+            frame["maybe"] = not frame["taken"] and frame["unknown"]
+            frame["why"] = f"the `else()` of {frame['test']}"
+        elif command == "endif" and stack:
+            stack.pop()
+        elif command in ("set", "unset", "option") and words and dead is None:
+            name = words[0]
+            if command == "option" and name in ROCM_VARIABLES:
+                continue  # the build passes -DUSE_ROCM=ON; option() keeps a given value
+            value: bool | None = None
+            if command == "unset":
+                value = False
+            elif command == "set" and len(words) == 2:
+                value = (
+                    True if words[1].upper() in _ON else False if words[1].upper() in _OFF else None
+                )
+            if any(f["maybe"] for f in stack):  # a branch that may or may not run
+                value = value if variables.get(name) == value else None
+            variables[name] = value
+        out.append((command, words, line, dead))
+    return out
 
 
 def cmake_components(path: Path, display: str, text: str) -> list[Component]:
+    """`add_subdirectory` folders and listed sources a ROCm build of this CMake file skips
+    (and a CUDA build may not)."""
     base = path.resolve().parent
-    stack: list[list] = []  # [value of the taken branch so far, dead?, line, condition]
-    dead_adds: dict[Path, tuple[int, str, str]] = {}
-    live_adds: set[Path] = set()
-    for match in _COMMAND.finditer(text):
-        command, argument = match.group(1).lower(), match.group(2).strip()
-        line = text.count("\n", 0, match.start()) + 1
-        if command == "if":
-            truth = _cmake_truth(argument)
-            stack.append([truth, truth is False, line, argument, truth is True])
-        elif command in ("elseif", "else") and stack:
-            frame = stack[-1]
-            if command == "else":
-                # dead when an earlier branch is known taken on ROCm
-                frame[1] = frame[4]
-                frame[2], frame[3] = frame[2], f"else() of if({frame[3]})"
-            else:
-                truth = _cmake_truth(argument)
-                frame[1] = frame[4] or truth is False
-                frame[4] = frame[4] or truth is True
-        elif command == "endif" and stack:
-            stack.pop()
-        elif command == "add_subdirectory":
-            words = argument.split()
-            if not words:
-                continue
-            found = _existing(base, words[0].strip('"'))
+    text = re.sub(r"#[^\n]*", "", text)
+    rocm, cuda = _cmake_pass(text, ROCM), _cmake_pass(text, CUDA)
+    dead_dirs: dict[Path, tuple[int, str, str]] = {}
+    live_dirs: set[Path] = set()
+    dead_files: dict[Path, str] = {}
+    reasons: dict[Path, tuple[int, str]] = {}
+    live_files: set[Path] = set()
+    for (command, words, line, why), (_, _, _, cuda_why) in zip(rocm, cuda, strict=True):
+        only_cuda = why is not None and cuda_why is None
+        if command == "add_subdirectory" and words:
+            found = _existing(base, words[0])
             if found is None:
                 continue
-            dead = next((f for f in stack if f[1]), None)
-            if dead is not None:
-                dead_adds.setdefault(found, (dead[2], dead[3], words[0]))
+            if only_cuda:
+                dead_dirs.setdefault(found, (line, why, words[0]))
             else:
-                live_adds.add(found)
+                live_dirs.add(found)
+        elif command in _SOURCE_COMMANDS:
+            for word in words[1:]:
+                if "${" in word or not word.endswith(SOURCE_SUFFIXES):
+                    continue
+                found = _existing(base, word)
+                if found is None or not found.is_file():
+                    continue
+                if only_cuda:
+                    dead_files.setdefault(found, word)
+                    reasons.setdefault(found, (line, f"listed under {why}"))
+                else:
+                    live_files.add(found)
     out = []
-    for found, (line, condition, label) in dead_adds.items():
-        if found in live_adds:
+    for found, (line, why, label) in dead_dirs.items():
+        if found in live_dirs or any(f.is_relative_to(found) for f in live_files):
             continue
-        why = f"`add_subdirectory({label})` under `{condition}` (line {line})"
+        why = f"`add_subdirectory({label})` under {why}"
         out.append(Component(found, display, line, why, f"`{label}`"))
+    files = {f: w for f, w in dead_files.items() if f not in live_files}
+    if files:
+        # Listed files: a folder is a component only when nothing ROCm builds is in it.
+        out += _group(files, live_files | live_dirs, reasons, display)
     return out
 
 
@@ -351,6 +471,6 @@ def membership(
                 found += python_components(path, display, data.decode("utf-8", "replace"), base)
             elif language == "cmake" and b"add_subdirectory" in data:
                 found += cmake_components(path, display, data.decode("utf-8", "replace"))
-        except (RecursionError, OSError):
-            continue
+        except (RecursionError, OSError, ValueError):
+            continue  # an unreadable build file: nothing is guarded by it
     return Membership(found)

@@ -35,6 +35,11 @@ What the passes know (torch 2.13, `torch/version.py`, `torch/utils/cpp_extension
 
 What is not provable, and so stays reported:
 
+- Runtime code comparing values (`device = "cuda" if torch.version.cuda else "cpu"` ...
+  `if device == "cuda":`): such a value is data the report itself often asks to change (the
+  first line is a torch-version-cuda finding), not a vendor test, so outside build files only
+  truth and `is None` are followed, never `==` between constants.
+
 - `torch.cuda.is_available()`, device counts and properties: true on ROCm as well.
 - Import fallbacks, `try: import pynvml` / `except ImportError:`. Whether the import succeeds
   is a fact about the installed packages, not the vendor: pynvml (pure ctypes) imports fine on
@@ -492,7 +497,8 @@ class _Pass:
                     same = a.none
                     return Value.of(same if isinstance(op, (ast.Is, ast.Eq)) else not same)
             if (
-                left.const is not None
+                self.env_defaults  # build files only: see the module docstring
+                and left.const is not None
                 and right.const is not None
                 and isinstance(op, (ast.Eq, ast.NotEq))
             ):
@@ -505,6 +511,18 @@ class _Pass:
 
     def call(self, node: ast.Call, env: Env) -> Value:
         func = node.func
+        if isinstance(func, ast.Name) and func.id == "hasattr" and len(node.args) == 2:
+            # `hasattr(torch.version, "hip")`: both attributes exist on every build (None
+            # when not that vendor's), as torch/version.py declares them.
+            base, attr = self.evaluate(node.args[0], env), node.args[1]
+            if (
+                isinstance(base, Module)
+                and base.name == "torch.version"
+                and isinstance(attr, ast.Constant)
+                and f"torch.version.{attr.value}" in FACTS
+            ):
+                return Value.of(True)
+            return UNKNOWN
         if isinstance(func, ast.Name) and func.id == "bool" and len(node.args) == 1:
             v = self.value(node.args[0], env)
             return Value.of(v.truth) if v.truth is not None else UNKNOWN
@@ -654,7 +672,10 @@ class ProjectIndex:
             for resolved, text, tree in parsed:
                 per_vendor = {}
                 for vendor in (ROCM, CUDA):
-                    env = _Pass(tree, text, vendor, index, resolved).run()
+                    try:
+                        env = _Pass(tree, text, vendor, index, resolved).run()
+                    except (RecursionError, ValueError, TypeError, AttributeError):
+                        env = {}  # a pathological file: left out of the index
                     per_vendor[vendor] = {
                         k: v
                         for k, v in env.items()
