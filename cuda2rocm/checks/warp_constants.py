@@ -35,6 +35,13 @@ WARP_CONSTANT = re.compile(
     re.I,
 )
 _HARDWARE = frozenset({"warpSize"})
+_CUDA_MARKERS = re.compile(
+    r"__global__|__device__|<<<|cuda_runtime|hip_runtime|\bcudaStream_t\b|\bhipStream_t\b"
+)
+_SHUFFLES = frozenset(
+    {"__shfl", "__shfl_up", "__shfl_down", "__shfl_xor"}
+    | {"__shfl_sync", "__shfl_up_sync", "__shfl_down_sync", "__shfl_xor_sync"}
+)
 _THREADISH = re.compile(
     r"^(tid|tidx|lane|lane_?id|thread_?id|ltid|threadIdx|blockIdx|block_?size|blockDim)$", re.I
 )
@@ -57,6 +64,8 @@ class Use:
     name: str
     #: "host", "device", "launch-bounds" or "assert-32".
     kind: str
+    #: Defined in another file: whether it is tied to the hardware or a logical 32 is unknown.
+    external: bool = False
 
 
 def definitions(view: CppView) -> tuple[set[str], set[str]]:
@@ -102,7 +111,10 @@ def definitions(view: CppView) -> tuple[set[str], set[str]]:
 
 def uses(view: CppView) -> Iterator[Use]:
     """Use sites of the file's warp-size constants that depend on the hardware width."""
+    if not _CUDA_MARKERS.search(view.source.text):
+        return  # not GPU code of ours (a SYCL or CPU source that names its own WARP_SIZE)
     fixed, other = definitions(view)
+    other |= logical_widths(view)
     derived = _derived(view, other)
     seen_lines: set[tuple[int, str]] = set()
     for ident in view.identifiers:
@@ -127,7 +139,8 @@ def uses(view: CppView) -> Iterator[Use]:
             continue
         seen_lines.add(key)
         start, end = view.span(ident)
-        yield Use(start, end, ident.start_point[0], name, kind)
+        external = name not in fixed and name not in derived
+        yield Use(start, end, ident.start_point[0], name, kind, external)
     for define in view.defines:
         body = define.child_by_field_name("value")
         if body is None or "<<<" not in view.text(body):
@@ -141,7 +154,24 @@ def uses(view: CppView) -> Iterator[Use]:
             line = view.source.lines.position(token.start, token.end).line - 1
             if (line, token.name) not in seen_lines and not hip_excluded(view, define):
                 seen_lines.add((line, token.name))
-                yield Use(token.start, token.end, line, token.name, "host")
+                yield Use(token.start, token.end, line, token.name, "host", token.name not in fixed)
+
+
+def logical_widths(view: CppView) -> set[str]:
+    """Constants the file passes as the explicit `width` of a shuffle: they size logical groups
+    (`__shfl_xor_sync(m, v, o, WARP_SIZE)`), self-consistent on a 64-lane wavefront too."""
+    found: set[str] = set()
+    for call in view.calls:
+        func = call.child_by_field_name("function")
+        name = view.text(func) if func is not None else ""
+        if name not in _SHUFFLES:
+            continue
+        args = call.child_by_field_name("arguments")
+        named = [a for a in args.named_children if a.type != "comment"] if args else []
+        at = 3 if name.endswith("_sync") else 2
+        if len(named) > at and named[at].type == "identifier":
+            found.add(view.text(named[at]))
+    return found
 
 
 def _derived(view: CppView, other: set[str]) -> set[str]:
@@ -212,7 +242,10 @@ def _kind(view: CppView, ident: Node, external: bool) -> str | None:
     function = None
     for parent in ancestors(ident):
         if parent.type in ("launch_bounds", "preproc_if", "preproc_elif"):
-            return "launch-bounds" if parent.type == "launch_bounds" else None
+            if parent.type == "preproc_if" or parent.type == "preproc_elif":
+                return None
+            # Only a warp-by-warp bound breaks (64 x 64 = 4096 > 1024 threads per block).
+            return "launch-bounds" if view.text(parent).count(view.text(ident)) > 1 else None
         if parent.type in ("function_definition", "lambda_expression"):
             function = parent
             break
