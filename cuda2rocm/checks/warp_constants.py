@@ -115,7 +115,7 @@ def uses(view: CppView) -> Iterator[Use]:
         return  # not GPU code of ours (a SYCL or CPU source that names its own WARP_SIZE)
     fixed, other = definitions(view)
     other |= logical_widths(view)
-    derived = _derived(view, other)
+    derived = _derived(view, other, fixed)
     seen_lines: set[tuple[int, str]] = set()
     for ident in view.identifiers:
         name = view.text(ident)
@@ -139,7 +139,7 @@ def uses(view: CppView) -> Iterator[Use]:
             continue
         seen_lines.add(key)
         start, end = view.span(ident)
-        external = name not in fixed and name not in derived
+        external = derived.get(name, name not in fixed)
         yield Use(start, end, ident.start_point[0], name, kind, external)
     for define in view.defines:
         body = define.child_by_field_name("value")
@@ -174,10 +174,11 @@ def logical_widths(view: CppView) -> set[str]:
     return found
 
 
-def _derived(view: CppView, other: set[str]) -> set[str]:
+def _derived(view: CppView, other: set[str], fixed: set[str]) -> dict[str, bool]:
     """Namespace- or class-scope constants computed from a followed warp constant:
-    `constexpr int kLanes = kWarpSize;`, `const int kThreads = 4 * WARP_SIZE;` (one level)."""
-    found: set[str] = set()
+    `constexpr int kLanes = kWarpSize;`, `const int kThreads = 4 * WARP_SIZE;` (one level).
+    Maps each to whether its warp constant is defined in another file."""
+    found: dict[str, bool] = {}
     for node in view.declarations:
         scope = node.parent.type if node.parent is not None else ""
         if scope not in ("translation_unit", "declaration_list", "field_declaration_list"):
@@ -197,15 +198,17 @@ def _derived(view: CppView, other: set[str]) -> set[str]:
             name = view.text(target)
             if WARP_CONSTANT.match(name) or name in other:
                 continue
-            if any(
-                n.type == "identifier"
+            sources = {
+                view.text(n)
+                for n in _walk(value)
+                if n.type == "identifier"
                 and WARP_CONSTANT.match(view.text(n))
                 and view.text(n) not in other
                 and view.text(n) not in _HARDWARE
-                for n in _walk(value)
-            ):
-                found.add(name)
-    return found - other
+            }
+            if sources:
+                found[name] = not sources <= fixed  # from a constant defined elsewhere
+    return {k: v for k, v in found.items() if k not in other}
 
 
 def _walk(node: Node) -> Iterator[Node]:
