@@ -79,6 +79,8 @@ class Rule(CppRule):
                 name = view.text(obj)
                 if name not in references or hip_excluded(view, access):
                     continue
+                if _unevaluated(access, value) or _called(access):
+                    continue  # `decltype(r.f())` is fine; a call through `r` fails on nvcc too
                 member = view.text(field_node)
                 self.report(
                     access,
@@ -127,6 +129,25 @@ def _braced_launch_arguments(view, error: Node) -> list[Node]:
             if not found or gap.strip() == b",":
                 found.append(child)
     return found
+
+
+def _unevaluated(node: Node, stop: Node) -> bool:
+    """Inside `decltype(...)`, `sizeof(...)`, `alignof(...)` or `noexcept(...)` below `stop`."""
+    for parent in ancestors(node):
+        if parent.type in ("decltype", "sizeof_expression", "alignof_expression", "noexcept"):
+            return True
+        if parent == stop:
+            return False
+    return False
+
+
+def _called(access: Node) -> bool:
+    parent = access.parent
+    return (
+        parent is not None
+        and parent.type == "call_expression"
+        and (parent.child_by_field_name("function") == access)
+    )
 
 
 def _is_constexpr(view, node: Node) -> bool:

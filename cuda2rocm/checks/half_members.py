@@ -34,8 +34,11 @@ _DECLARATIONS = frozenset(
 class Rule(CppRule):
     def check(self) -> None:
         view = self.view
-        half2: set[str] = set()
-        half: set[str] = set()
+        #: Declarations outside functions (struct fields, globals): name -> type text.
+        self.outer: dict[str, str] = {}
+        #: function start -> local name -> [(declaration start, type text)].
+        self.scopes: dict[int, dict[str, list[tuple[int, str]]]] = {}
+        any_half = False
         for node in _declarations(view.tree.root_node):
             type_node = node.child_by_field_name("type")
             if type_node is None:
@@ -43,14 +46,18 @@ class Rule(CppRule):
             kind = view.text(type_node)
             if kind in RAW:
                 self._raw(node, kind)
-            target = half2 if kind in HALF2 else half if kind in HALF else None
-            if target is None:
-                continue
+            any_half = any_half or kind in HALF2 or kind in HALF
+            function = _function_of(node)
             for decl in node.children_by_field_name("declarator"):
                 name = _declared_name(decl)
-                if name is not None:
-                    target.add(view.text(name))
-        if not half2 and not half:
+                if name is None:
+                    continue
+                if function is None:
+                    self.outer.setdefault(view.text(name), kind)
+                else:
+                    table = self.scopes.setdefault(function.start_byte, {})
+                    table.setdefault(view.text(name), []).append((node.start_byte, kind))
+        if not any_half:
             return
         for ident in view.identifiers:
             if ident.type != "field_identifier" or view.text(ident) not in ("x", "y"):
@@ -58,21 +65,21 @@ class Rule(CppRule):
             access = ident.parent
             if access is None or access.type != "field_expression":
                 continue
-            holder = _holder(view, access.child_by_field_name("argument"))
-            if holder is None or hip_excluded(view, access):
+            kind = self._type_of(access.child_by_field_name("argument"))
+            if kind is None or hip_excluded(view, access):
                 continue
             member = view.text(ident)
-            if holder in half2:
+            if kind in HALF2:
                 low = "__low2half" if member == "x" else "__high2half"
                 self.report(
                     access,
                     f"`{view.text(access)}`: the `.{member}` of a `half2` is a `__half` in CUDA "
                     "but `unsigned short` (the raw bits) in HIP 5.x, so it compiles and reads "
-                    f"1.0 as 15360; use `{low}(...)` (or `{low[:-4]}float`), which both "
-                    "provide",
-                    severity=Severity.WARNING,
+                    f"1.0 as 15360 (current ROCm declares them `__half`); use `{low}(...)` (or "
+                    f"`{low[:-4]}float`), which both provide",
+                    severity=Severity.INFO,
                 )
-            elif holder in half and member == "x":
+            elif kind in HALF and member == "x":
                 self.report(
                     access,
                     f"`{view.text(access)}`: `__half` has no member `x` in HIP (hipcc: no "
@@ -80,6 +87,30 @@ class Rule(CppRule):
                     "`__ushort_as_half(bits)` or a `__half_raw`",
                     severity=Severity.ERROR,
                 )
+
+    def _type_of(self, node: Node | None) -> str | None:
+        """The declared type of what `node` reads (`v`, `s.v`, `p->v`, `v[i]`, `s[i].v`): a
+        plain name is looked up in its function first, a field among the file's fields."""
+        view = self.view
+        while node is not None:
+            if node.type == "identifier":
+                function = _function_of(node)
+                local = self.scopes.get(function.start_byte, {}) if function is not None else {}
+                name = view.text(node)
+                # The nearest declaration before the use (`#if` branches may each declare it).
+                before = [k for at, k in sorted(local.get(name, ())) if at < node.start_byte]
+                return before[-1] if before else self.outer.get(name)
+            if node.type == "field_identifier":
+                return self.outer.get(view.text(node))
+            if node.type == "field_expression":
+                node = node.child_by_field_name("field")
+            elif node.type == "subscript_expression":
+                node = node.child_by_field_name("argument")
+            elif node.type == "parenthesized_expression" and node.named_child_count == 1:
+                node = node.named_children[0]
+            else:
+                return None
+        return None
 
     def _raw(self, node: Node, kind: str) -> None:
         view = self.view
@@ -123,17 +154,10 @@ def _declared_name(decl: Node) -> Node | None:
     return decl
 
 
-def _holder(view, node: Node | None) -> str | None:
-    """The declared name whose value `node` reads: `v`, `s.v`, `p->v`, `v[i]`, `s[i].v`."""
-    while node is not None:
-        if node.type in ("identifier", "field_identifier"):
-            return view.text(node)
-        if node.type == "field_expression":
-            node = node.child_by_field_name("field")
-        elif node.type == "subscript_expression":
-            node = node.child_by_field_name("argument")
-        elif node.type == "parenthesized_expression" and node.named_child_count == 1:
-            node = node.named_children[0]
-        else:
-            return None
+def _function_of(node: Node) -> Node | None:
+    current = node.parent
+    while current is not None:
+        if current.type == "function_definition":
+            return current
+        current = current.parent
     return None

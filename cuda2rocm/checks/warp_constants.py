@@ -35,6 +35,13 @@ WARP_CONSTANT = re.compile(
     re.I,
 )
 _HARDWARE = frozenset({"warpSize"})
+_CUDA_MARKERS = re.compile(
+    r"__global__|__device__|<<<|cuda_runtime|hip_runtime|\bcudaStream_t\b|\bhipStream_t\b"
+)
+_SHUFFLES = frozenset(
+    {"__shfl", "__shfl_up", "__shfl_down", "__shfl_xor"}
+    | {"__shfl_sync", "__shfl_up_sync", "__shfl_down_sync", "__shfl_xor_sync"}
+)
 _THREADISH = re.compile(
     r"^(tid|tidx|lane|lane_?id|thread_?id|ltid|threadIdx|blockIdx|block_?size|blockDim)$", re.I
 )
@@ -57,6 +64,8 @@ class Use:
     name: str
     #: "host", "device", "launch-bounds" or "assert-32".
     kind: str
+    #: Defined in another file: whether it is tied to the hardware or a logical 32 is unknown.
+    external: bool = False
 
 
 def definitions(view: CppView) -> tuple[set[str], set[str]]:
@@ -102,8 +111,11 @@ def definitions(view: CppView) -> tuple[set[str], set[str]]:
 
 def uses(view: CppView) -> Iterator[Use]:
     """Use sites of the file's warp-size constants that depend on the hardware width."""
+    if not _CUDA_MARKERS.search(view.source.text):
+        return  # not GPU code of ours (a SYCL or CPU source that names its own WARP_SIZE)
     fixed, other = definitions(view)
-    derived = _derived(view, other)
+    other |= logical_widths(view)
+    derived = _derived(view, other, fixed)
     seen_lines: set[tuple[int, str]] = set()
     for ident in view.identifiers:
         name = view.text(ident)
@@ -127,7 +139,8 @@ def uses(view: CppView) -> Iterator[Use]:
             continue
         seen_lines.add(key)
         start, end = view.span(ident)
-        yield Use(start, end, ident.start_point[0], name, kind)
+        external = derived.get(name, name not in fixed)
+        yield Use(start, end, ident.start_point[0], name, kind, external)
     for define in view.defines:
         body = define.child_by_field_name("value")
         if body is None or "<<<" not in view.text(body):
@@ -141,13 +154,31 @@ def uses(view: CppView) -> Iterator[Use]:
             line = view.source.lines.position(token.start, token.end).line - 1
             if (line, token.name) not in seen_lines and not hip_excluded(view, define):
                 seen_lines.add((line, token.name))
-                yield Use(token.start, token.end, line, token.name, "host")
+                yield Use(token.start, token.end, line, token.name, "host", token.name not in fixed)
 
 
-def _derived(view: CppView, other: set[str]) -> set[str]:
-    """Namespace- or class-scope constants computed from a followed warp constant:
-    `constexpr int kLanes = kWarpSize;`, `const int kThreads = 4 * WARP_SIZE;` (one level)."""
+def logical_widths(view: CppView) -> set[str]:
+    """Constants the file passes as the explicit `width` of a shuffle: they size logical groups
+    (`__shfl_xor_sync(m, v, o, WARP_SIZE)`), self-consistent on a 64-lane wavefront too."""
     found: set[str] = set()
+    for call in view.calls:
+        func = call.child_by_field_name("function")
+        name = view.text(func) if func is not None else ""
+        if name not in _SHUFFLES:
+            continue
+        args = call.child_by_field_name("arguments")
+        named = [a for a in args.named_children if a.type != "comment"] if args else []
+        at = 3 if name.endswith("_sync") else 2
+        if len(named) > at and named[at].type == "identifier":
+            found.add(view.text(named[at]))
+    return found
+
+
+def _derived(view: CppView, other: set[str], fixed: set[str]) -> dict[str, bool]:
+    """Namespace- or class-scope constants computed from a followed warp constant:
+    `constexpr int kLanes = kWarpSize;`, `const int kThreads = 4 * WARP_SIZE;` (one level).
+    Maps each to whether its warp constant is defined in another file."""
+    found: dict[str, bool] = {}
     for node in view.declarations:
         scope = node.parent.type if node.parent is not None else ""
         if scope not in ("translation_unit", "declaration_list", "field_declaration_list"):
@@ -167,15 +198,17 @@ def _derived(view: CppView, other: set[str]) -> set[str]:
             name = view.text(target)
             if WARP_CONSTANT.match(name) or name in other:
                 continue
-            if any(
-                n.type == "identifier"
+            sources = {
+                view.text(n)
+                for n in _walk(value)
+                if n.type == "identifier"
                 and WARP_CONSTANT.match(view.text(n))
                 and view.text(n) not in other
                 and view.text(n) not in _HARDWARE
-                for n in _walk(value)
-            ):
-                found.add(name)
-    return found - other
+            }
+            if sources:
+                found[name] = not sources <= fixed  # from a constant defined elsewhere
+    return {k: v for k, v in found.items() if k not in other}
 
 
 def _walk(node: Node) -> Iterator[Node]:
@@ -212,7 +245,10 @@ def _kind(view: CppView, ident: Node, external: bool) -> str | None:
     function = None
     for parent in ancestors(ident):
         if parent.type in ("launch_bounds", "preproc_if", "preproc_elif"):
-            return "launch-bounds" if parent.type == "launch_bounds" else None
+            if parent.type == "preproc_if" or parent.type == "preproc_elif":
+                return None
+            # Only a warp-by-warp bound breaks (64 x 64 = 4096 > 1024 threads per block).
+            return "launch-bounds" if view.text(parent).count(view.text(ident)) > 1 else None
         if parent.type in ("function_definition", "lambda_expression"):
             function = parent
             break

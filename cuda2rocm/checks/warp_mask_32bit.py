@@ -227,11 +227,17 @@ class Rule(CppRule):
         declarator = function.child_by_field_name("declarator")
         if body is None or declarator is None or not view.in_device_code(body):
             return
-        if not any(
-            body.start_byte <= c.start_byte < body.end_byte
-            and (_callee(view, c) in SYNC or _callee(view, c) in ("__ballot", "__shfl"))
+        # The parameter must reach a warp builtin as its mask (the first argument): CUDA's own
+        # `laneMask` is the xor offset of `__shfl_xor_sync`, not a lane mask.
+        passed = {
+            view.text(args[0])
             for c in view.calls
-        ):
+            if body.start_byte <= c.start_byte < body.end_byte
+            and _callee(view, c) in SYNC
+            and (args := _args(c))
+            and args[0].type == "identifier"
+        }
+        if not passed:
             return
         params = declarator.child_by_field_name("parameters")
         while params is None and declarator is not None:
@@ -242,7 +248,10 @@ class Rule(CppRule):
                 param.child_by_field_name("type"),
                 param.child_by_field_name("declarator"),
             )
-            if type_node is None or name is None or not _MASK_NAME.search(view.text(name)):
+            target = name
+            while target is not None and target.type != "identifier":
+                target = target.child_by_field_name("declarator")
+            if type_node is None or target is None or view.text(target) not in passed:
                 continue
             if _THIRTY_TWO_BIT.match(view.text(type_node)) and not hip_excluded(view, param):
                 self._report(
