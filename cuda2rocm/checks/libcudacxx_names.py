@@ -1,0 +1,49 @@
+"""libcudacxx-names: uses of libcu++ (`cuda::std::...`, `cuda::atomic_ref`, `cuda::barrier`, ...).
+
+libcu++ (NVIDIA CCCL) is not part of ROCm's HIP headers, and neither HIPIFY's tables nor
+torch's hipify map its names, so every use is a line to change: standard-library names to
+`std::` (the host standard library serves device code under HIP-Clang for constexpr/type traits),
+the CUDA-specific ones to a HIP construct. One finding per line; `at::cuda::...` and other
+namespaces named `cuda` inside another namespace are not libcu++.
+"""
+
+from __future__ import annotations
+
+from cuda2rocm.frontends.cpp import CppRule, hip_excluded
+
+
+class Rule(CppRule):
+    def check(self) -> None:
+        view = self.view
+        table: dict[str, str] = self.spec.tables["names"]
+        lines: set[int] = set()
+        for node in view.identifiers:
+            if node.type != "namespace_identifier" or view.text(node) != "cuda":
+                continue
+            qualified = node.parent
+            if qualified is None or qualified.type != "qualified_identifier":
+                continue
+            outer = qualified.parent
+            if outer is not None and outer.type == "qualified_identifier":
+                scope = outer.child_by_field_name("scope")
+                if scope is not None and scope != qualified and view.text(scope):
+                    continue  # at::cuda::..., c10::cuda::...: not libcu++
+            name = qualified.child_by_field_name("name")
+            if name is None:
+                continue
+            head = view.text(name).split("::", 1)[0].split("<", 1)[0].strip()
+            advice = table.get(head)
+            if advice is None or hip_excluded(view, node):
+                continue
+            start, _ = view.span(node)
+            _, end = view.span(name)
+            line = view.source.lines.position(start, end).line
+            if line in lines:
+                continue
+            lines.add(line)
+            self.report(
+                (start, min(end, start + len(view.text(qualified)))),
+                f"`cuda::{head}` is libcu++ (CCCL), which ROCm's HIP headers do not provide "
+                f"and no hipify maps; {advice}",
+                data={"cuda_name": f"cuda::{head}"},
+            )
