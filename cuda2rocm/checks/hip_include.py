@@ -29,6 +29,8 @@ class Rule(CppRule):
         for inc in view.includes:
             if inc.name == self.ctx.compat_header or hip_excluded(view, inc.node):
                 continue
+            if self._removed_from_torch(inc):
+                continue
             row = names.header(inc.name)
             if row is None:
                 if inc.name in UNPORTABLE or inc.name.startswith(UNPORTABLE_PREFIXES):
@@ -47,6 +49,22 @@ class Rule(CppRule):
                 )
             else:
                 self._port(inc, row)
+
+    def _removed_from_torch(self, inc) -> bool:
+        """THC and other headers current torch no longer ships (torch 2.13's include tree has
+        no THC/ and no ATen/CUDAGeneratorImpl.h); torch's hipify would only rename them."""
+        removed: dict[str, str] = self.spec.tables.get("removed_torch_headers", {})
+        key = inc.name if inc.name in removed else inc.name.split("/", 1)[0] + "/"
+        if key not in removed:
+            return False
+        self.report(
+            (inc.start, inc.end),
+            f"<{inc.name}> is not in current PyTorch (so neither torch's ROCm build nor a "
+            f"CUDA one finds it); {removed[key]}",
+            severity=Severity.ERROR,
+            data={"cuda_name": inc.name},
+        )
+        return True
 
     def _missing(self, inc, hip: str) -> None:
         note = f" (HIPIFY's <{hip}> is not in the HIP headers)" if hip else ""
