@@ -27,7 +27,9 @@ _BLAS_NAMES = Path(__file__).resolve().parent.parent / "data" / "blas_names.tsv"
 DNN = ("cudnn", "CUDNN_")
 BLAS = ("cublas", "CUBLAS_")
 #: CUDA library data types (library_types.h), shared by cuBLAS, cuSPARSE, cuSOLVER, cuFFT.
-LIBRARY_TYPES = re.compile(r"^(cudaDataType(_t)?|CUDA_[RC]_\d+[A-Z0-9_]*|libraryPropertyType(_t)?)$")
+LIBRARY_TYPES = re.compile(
+    r"^(cudaDataType(_t)?|CUDA_[RC]_\d+[A-Z0-9_]*|libraryPropertyType(_t)?)$"
+)
 
 
 class Rule(CppRule):
