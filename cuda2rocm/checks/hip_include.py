@@ -31,13 +31,14 @@ from __future__ import annotations
 
 from cuda2rocm import names
 from cuda2rocm.compat_header import HIP_CONDITION, RUNTIME
-from cuda2rocm.frontends.cpp import CppRule, Include, hip_excluded
+from cuda2rocm.frontends.cpp import CppRule, Include, ancestors, hip_excluded
 from cuda2rocm.model import Edit, Severity
 
 #: Not in the name table: headers of CUDA-only APIs (HIP kernel language docs; HIPIFY has no
 #: mapping for them).
 UNPORTABLE_PREFIXES = ("cuda/", "cutlass/", "cute/")
 UNPORTABLE = frozenset({"mma.h", "cuda_pipeline.h", "cuda_pipeline_primitives.h"})
+_CONDITIONALS = frozenset({"preproc_if", "preproc_ifdef", "preproc_elif", "preproc_else"})
 #: Libraries whose headers other rules (or no rule) speak for.
 #: Headers whose uses wmma-cutlass also reports (it defers to the include: one finding).
 LIBRARIES = {"cutlass": "CUTLASS", "cute": "CuTe", "mma.h": "WMMA (nvcuda::wmma)"}
@@ -76,6 +77,8 @@ class Rule(CppRule):
         for inc in view.includes:
             if self._is_compat(inc) or hip_excluded(view, inc.node):
                 continue
+            if self._removed_from_torch(inc) or self._cub_thrust(inc):
+                continue
             row = names.header(inc.name)
             if row is None:
                 if inc.name in UNPORTABLE or inc.name.startswith(UNPORTABLE_PREFIXES):
@@ -95,6 +98,65 @@ class Rule(CppRule):
     def _is_compat(self, inc: Include) -> bool:
         header = self.ctx.compat_header
         return inc.name == header or inc.name.endswith("/" + header)
+
+    def _cub_thrust(self, inc) -> bool:
+        """CUB and Thrust headers. torch's hipify maps the CUB headers of its table to
+        <hipcub/hipcub.hpp> and `cub::` to `hipcub::`, and `thrust/system/cuda` to rocThrust's
+        `thrust/system/hip`; other Thrust headers keep their names in rocThrust. Elsewhere
+        nothing renames them."""
+        name = inc.name
+        if name.startswith("cub/"):
+            row = names.header(name)
+            if self.view.torch_built and name in self.spec.tables["torch_hipify_cub"]["headers"]:
+                return True  # hipified to <hipcub/hipcub.hpp>
+            if not self.view.torch_built and row is not None and row.supported:
+                return False  # ported (with a fix) to <hipcub/hipcub.hpp> by `_port`
+            if self.view.torch_built:
+                message = (
+                    f"torch's hipify has no mapping for <{name}> (only the CUB headers of its "
+                    "table become <hipcub/hipcub.hpp>), so the ROCm build cannot find it; "
+                    "include <hipcub/hipcub.hpp> under USE_ROCM"
+                )
+                severity = Severity.ERROR
+            else:
+                message = (
+                    f"<{name}> is CUB, which ROCm replaces with hipCUB: include "
+                    "<hipcub/hipcub.hpp> and use hipcub:: in a ROCm branch (this file is not "
+                    "built by torch's cpp_extension, which would rename both)"
+                )
+                severity = Severity.WARNING
+            self.report((inc.start, inc.end), message, severity=severity, data={"cuda_name": name})
+            return True
+        if name.startswith("thrust/system/cuda/"):
+            if not self.view.torch_built:
+                hip = name.replace("thrust/system/cuda/", "thrust/system/hip/", 1)
+                self.report(
+                    (inc.start, inc.end),
+                    f"rocThrust spells <{name}> as <{hip}> (and thrust::cuda as thrust::hip); "
+                    "this file is not built by torch's cpp_extension, which would rename both",
+                    severity=Severity.WARNING,
+                    data={"cuda_name": name},
+                )
+            return True
+        return name.startswith("thrust/")
+
+    def _removed_from_torch(self, inc) -> bool:
+        """THC and other headers current torch no longer ships (torch 2.13's include tree has
+        no THC/ and no ATen/CUDAGeneratorImpl.h); torch's hipify would only rename them."""
+        removed: dict[str, str] = self.spec.tables.get("removed_torch_headers", {})
+        key = inc.name if inc.name in removed else inc.name.split("/", 1)[0] + "/"
+        if key not in removed:
+            return False
+        if any(a.type in _CONDITIONALS for a in ancestors(inc.node)):
+            return True  # `#ifdef OLD_GENERATOR_PATH`: the project switches on torch's version
+        self.report(
+            (inc.start, inc.end),
+            f"<{inc.name}> is not in current PyTorch (so neither torch's ROCm build nor a "
+            f"CUDA one finds it); {removed[key]}",
+            severity=Severity.ERROR,
+            data={"cuda_name": inc.name},
+        )
+        return True
 
     def _missing(self, inc, hip: str) -> None:
         library = LIBRARIES.get(inc.name.split("/", 1)[0] if "/" in inc.name else inc.name, "")

@@ -270,6 +270,8 @@ class FlagSites(NameAware):
 
     def _elements(self, value: cst.BaseExpression) -> list[tuple[list, bool]]:
         """(elements, fixable) groups of the value: a conditional gives two, without a fix."""
+        if isinstance(value, cst.IfExp) and names_vendor(self.text(value.test)):
+            return []  # `[hipcc flags] if IS_HIP_EXTENSION else [nvcc flags]`: selected already
         if isinstance(value, cst.IfExp):
             both = self._elements(value.body) + self._elements(value.orelse)
             return [(e, False) for e, _ in both]

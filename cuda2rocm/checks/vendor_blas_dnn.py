@@ -13,6 +13,7 @@ linking (`libraries=["cublas"]`, `-lcudnn`).
 from __future__ import annotations
 
 import functools
+import re
 from pathlib import Path
 
 import libcst as cst
@@ -25,6 +26,10 @@ from cuda2rocm.model import Severity
 _BLAS_NAMES = Path(__file__).resolve().parent.parent / "data" / "blas_names.tsv"
 DNN = ("cudnn", "CUDNN_")
 BLAS = ("cublas", "CUBLAS_")
+#: CUDA library data types (library_types.h), shared by cuBLAS, cuSPARSE, cuSOLVER, cuFFT.
+LIBRARY_TYPES = re.compile(
+    r"^(cudaDataType(_t)?|CUDA_[RC]_\d+[A-Z0-9_]*|libraryPropertyType(_t)?)$"
+)
 
 
 class Rule(CppRule):
@@ -40,12 +45,16 @@ class Rule(CppRule):
         uses: dict[str, list] = {}
         for node in view.identifiers:
             name = view.text(node)
-            if node.type in ("identifier", "type_identifier") and name.startswith(DNN + BLAS):
+            if node.type in ("identifier", "type_identifier") and (
+                name.startswith(DNN + BLAS) or LIBRARY_TYPES.match(name)
+            ):
                 uses.setdefault(name, []).append(node)
         for name, nodes in uses.items():
             nodes = live_first(view, nodes)
             times = f" ({len(nodes)} uses)" if len(nodes) > 1 else ""
-            if name.startswith(DNN):
+            if LIBRARY_TYPES.match(name):
+                self._library_type(name, nodes[0], times)
+            elif name.startswith(DNN):
                 self.report(
                     nodes[0],
                     f"cuDNN `{name}`{times} has no HIP counterpart; use ATen ops, or MIOpen "
@@ -70,6 +79,20 @@ class Rule(CppRule):
                     severity=Severity.WARNING,
                     data={"cuda_name": name},
                 )
+
+    def _library_type(self, name: str, node, times: str) -> None:
+        """CUDA library data types (library_types.h): HIP has hipDataType / HIP_R_32F only
+        since HIP 5.7 (HIPIFY's table); older hipBLAS takes hipblasDatatype_t / HIPBLAS_R_32F."""
+        if self.view.torch_built:
+            return  # torch's hipify maps them to hipDataType / HIP_R_* (every ROCm torch 2 uses)
+        self.report(
+            node,
+            f"CUDA library data type `{name}`{times} does not exist on ROCm: hipDataType / "
+            "HIP_R_* (HIP 5.7 or later) or hipBLAS's hipblasDatatype_t / HIPBLAS_R_* (older "
+            "ROCm) in a ROCm branch",
+            severity=Severity.WARNING,
+            data={"cuda_name": name},
+        )
 
     def _unsupported(self, name: str, node, times: str) -> None:
         library, torch_name = _unsupported()[name]
