@@ -293,6 +293,8 @@ class Linter:
             torch_built = True
 
         def line_model(view):
+            if self.project_macros is not None:
+                view.rocm_macros = frozenset(self.project_macros.defines.rocm)
             return preprocessor.model(
                 source.text, source.path, bool(view.torch_built), self.project_macros
             )

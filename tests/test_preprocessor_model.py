@@ -233,3 +233,36 @@ def test_an_elif_never_reached_by_hip_is_guarded_and_a_directive_is_not():
     assert "always taken" in model.reason(3)  # the #elif is never evaluated on ROCm
     assert model.value(6) is True  # the #if line is processed: a finding on it stays
     assert model.value(7) is False
+
+
+def test_project_macro_guard_is_not_reported_when_the_build_defines_the_hip_one(tmp_path):
+    text = "#ifdef WITH_CUDA\nint cuda_path;\n#endif\n"
+    (tmp_path / "a.cu").write_text(text)
+    rules = [r for r in load_catalogue() if r.id == "nvcc-only-guard"]
+    assert [d.rule for d in run(Linter(rules), [tmp_path]).diagnostics] == ["nvcc-only-guard"]
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "setup.py").write_text(SETUP)  # passes WITH_HIP for ROCm builds
+    assert run(Linter(rules), [tmp_path]).diagnostics == []
+
+
+def test_one_construct_one_finding(tmp_path):
+    (tmp_path / "g.cu").write_text(
+        "#include <cutlass/gemm/device/gemm.h>\n"
+        "using Gemm = cutlass::gemm::device::Gemm<float, cutlass::layout::RowMajor>;\n"
+        '__device__ void f(int* a) { asm("mov.u32 %0, %%laneid;" : "=r"(a[0])); '
+        'asm("mov.u32 %0, %%laneid;" : "=r"(a[1])); }\n'
+    )
+    rules = [r for r in load_catalogue() if r.id in ("hip-include", "wmma-cutlass", "inline-ptx")]
+    found = [(d.rule, d.position.line) for d in run(Linter(rules), [tmp_path]).diagnostics]
+    # CUTLASS: the include is reported, its uses are not reported again; one PTX note per line.
+    assert found == [("hip-include", 1), ("inline-ptx", 3)]
+    only_uses = [r for r in rules if r.id == "wmma-cutlass"]
+    assert [d.rule for d in run(Linter(only_uses), [tmp_path]).diagnostics] == ["wmma-cutlass"]
+
+
+def test_cpp_parse_recovery_is_a_notice_not_a_finding(tmp_path):
+    (tmp_path / "k.cu").write_text('__global__ void k( { asm("mov.u32 %0, %%laneid;" : "=r"(x));\n')
+    rules = [r for r in load_catalogue() if r.id in ("inline-ptx", "parse-error")]
+    result = run(Linter(rules), [tmp_path])
+    assert [d.rule for d in result.diagnostics] == ["inline-ptx"]
+    assert [n.message[:36] for n in result.notices] == ["C++/CUDA syntax not understood at li"]

@@ -12,7 +12,9 @@ functions fail with "no matching function for call to 'f'". torch's hipify rewri
 which never defines `__HIPCC__`); it is not offered when the condition also tests
 `__CUDA_ARCH__` (cuda-arch-macro's job) or the branch holds inline assembly. `__NVCC__` is
 often a deliberate "this compiler" test (nvcc-only pragmas), so it is reported for review
-without a fix. Project macros such as `WITH_CUDA` are info: the build must define them for ROCm.
+without a fix. Project macros such as `WITH_CUDA` are info: the build must define them for
+ROCm; not reported when the project's setup.py/CMake already defines it, or its HIP counterpart
+(`WITH_HIP`, `WITH_ROCM`), for ROCm builds (detectron2 passes `WITH_HIP`).
 """
 
 from __future__ import annotations
@@ -64,7 +66,7 @@ class Rule(CppRule):
                     f'rather than "the nvcc compiler", test `{HIPCC}` as well',
                     severity=Severity.INFO,
                 )
-            else:
+            elif not _rocm_counterpart(first, view.rocm_macros):
                 self.report(
                     cond,
                     f"`{first}` is a project macro for a CUDA build; make sure the ROCm build "
@@ -97,3 +99,9 @@ class Rule(CppRule):
                 for t in tests
             ]
         return self.fix(*edits, description=f"also test {HIPCC}")
+
+
+def _rocm_counterpart(name: str, rocm_macros: frozenset[str]) -> bool:
+    """Whether the build already defines `name` or its HIP/ROCm spelling for ROCm builds."""
+    spellings = {name, name.replace("CUDA", "HIP"), name.replace("CUDA", "ROCM")}
+    return bool(spellings & rocm_macros)

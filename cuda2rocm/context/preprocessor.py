@@ -491,8 +491,8 @@ def scan(
                 reached_reason = (
                     frame.parent_reason
                     if frame.parent is False
-                    else f"{frame.taken_by} is always taken, so the HIP pass never reaches "
-                    f"this `#{word}`"
+                    else f"the `#{word}` at line {line} after {frame.taken_by}, which is always "
+                    "taken"
                 )
             else:
                 reached_reason = ""

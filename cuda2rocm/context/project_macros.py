@@ -147,9 +147,11 @@ class ProjectMacros:
         defined = self.defines
 
         def fact(name: str) -> Val:
-            flag = defined.rocm.get(name)
-            if flag is not None:
-                return flag
+            if below(name).defined is True:
+                return below(name)  # the compiler or torch defines it: a project #define or
+                # -D of the same name does not undefine it
+            if name in defined.rocm:
+                return defined.rocm[name]
             if name in defined.unknown:
                 return UNKNOWN
             site = sites.get(name)
@@ -166,12 +168,14 @@ class ProjectMacros:
         defined = self.defines
 
         def fact(name: str) -> Val:
+            base = below(name)
+            if base.defined is True:
+                return base  # a compiler/torch fact: no need to cite the build
             flag = defined.rocm.get(name)
             if flag is not None:
                 return flag
             if name in defined.unknown:
                 return UNKNOWN
-            base = below(name)
             if name in defined.cuda_only and base.defined is None:
                 return Val(False, 0, 0, defined.cuda_only[name])
             return base

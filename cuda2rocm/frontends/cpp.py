@@ -131,6 +131,8 @@ class CppView:
     #: Which lines the HIP passes of a ROCm build compile (context.preprocessor.LineModel);
     #: set by the engine before rules run, None elsewhere.
     line_model: object | None = None
+    #: Macros the project's build (setup.py, CMake) defines for ROCm builds.
+    rocm_macros: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         text = self.source.text
