@@ -266,3 +266,22 @@ def test_cpp_parse_recovery_is_a_notice_not_a_finding(tmp_path):
     result = run(Linter(rules), [tmp_path])
     assert [d.rule for d in result.diagnostics] == ["inline-ptx"]
     assert [n.message[:36] for n in result.notices] == ["C++/CUDA syntax not understood at li"]
+
+
+def test_a_header_change_invalidates_cached_results_of_files_using_its_macros(tmp_path):
+    from cuda2rocm.cache import Cache
+
+    (tmp_path / "tree").mkdir()
+    tree = _tree(tmp_path / "tree")
+    rules = [r for r in load_catalogue() if r.id == "inline-ptx"]
+
+    def lint():
+        cache = Cache(tmp_path / "cache", "k")
+        result = run(Linter(rules), [tree], cache=cache)
+        return cache.hits, {d.position.line for d in result.diagnostics}
+
+    assert lint()[1] == {7}
+    assert lint() == (1, {7})  # unchanged tree: served from the cache
+    # PTX_AVAILABLE is now defined for ROCm too: plain.cu itself did not change.
+    (tree / "macros.h").write_text("#pragma once\n#define PTX_AVAILABLE\n")
+    assert lint() == (0, {5})  # and the `#elif` at line 6 is now never reached
