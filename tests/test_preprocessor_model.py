@@ -285,3 +285,26 @@ def test_a_header_change_invalidates_cached_results_of_files_using_its_macros(tm
     # PTX_AVAILABLE is now defined for ROCm too: plain.cu itself did not change.
     (tree / "macros.h").write_text("#pragma once\n#define PTX_AVAILABLE\n")
     assert lint() == (0, {5})  # and the `#elif` at line 6 is now never reached
+
+
+def test_cpp_in_a_python_string_is_guarded_with_python_file_lines(tmp_path):
+    (tmp_path / "ext.py").write_text(
+        "from torch.utils.cpp_extension import load_inline\n"
+        'CUDA = """\n'
+        "__device__ int lane() {\n"
+        "  int id = 0;\n"
+        "#ifndef __HIP_PLATFORM_AMD__\n"
+        '  asm("mov.u32 %0, %%laneid;" : "=r"(id));\n'
+        "#endif\n"
+        '  asm("mov.u32 %0, %%warpid;" : "=r"(id));\n'
+        "  return id;\n"
+        '}\n"""\n'
+        'load_inline("m", cpp_sources="", cuda_sources=CUDA)\n'
+    )
+    # A Python rule too: Python files are read only when some Python rule is selected.
+    rules = [r for r in load_catalogue() if r.id in ("inline-ptx", "device-string-hip")]
+    result = run(Linter(rules), [tmp_path])
+    assert [d.position.line for d in result.diagnostics] == [8]
+    assert [(d.position.line, d.guarded) for d in result.guarded] == [
+        (6, "the HIP pass skips this: `#ifndef __HIP_PLATFORM_AMD__` at line 5")
+    ]
