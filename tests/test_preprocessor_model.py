@@ -266,3 +266,45 @@ def test_cpp_parse_recovery_is_a_notice_not_a_finding(tmp_path):
     result = run(Linter(rules), [tmp_path])
     assert [d.rule for d in result.diagnostics] == ["inline-ptx"]
     assert [n.message[:36] for n in result.notices] == ["C++/CUDA syntax not understood at li"]
+
+
+def test_a_header_change_invalidates_cached_results_of_files_using_its_macros(tmp_path):
+    from cuda2rocm.cache import Cache
+
+    (tmp_path / "tree").mkdir()
+    tree = _tree(tmp_path / "tree")
+    rules = [r for r in load_catalogue() if r.id == "inline-ptx"]
+
+    def lint():
+        cache = Cache(tmp_path / "cache", "k")
+        result = run(Linter(rules), [tree], cache=cache)
+        return cache.hits, {d.position.line for d in result.diagnostics}
+
+    assert lint()[1] == {7}
+    assert lint() == (1, {7})  # unchanged tree: served from the cache
+    # PTX_AVAILABLE is now defined for ROCm too: plain.cu itself did not change.
+    (tree / "macros.h").write_text("#pragma once\n#define PTX_AVAILABLE\n")
+    assert lint() == (0, {5})  # and the `#elif` at line 6 is now never reached
+
+
+def test_cpp_in_a_python_string_is_guarded_with_python_file_lines(tmp_path):
+    (tmp_path / "ext.py").write_text(
+        "from torch.utils.cpp_extension import load_inline\n"
+        'CUDA = """\n'
+        "__device__ int lane() {\n"
+        "  int id = 0;\n"
+        "#ifndef __HIP_PLATFORM_AMD__\n"
+        '  asm("mov.u32 %0, %%laneid;" : "=r"(id));\n'
+        "#endif\n"
+        '  asm("mov.u32 %0, %%warpid;" : "=r"(id));\n'
+        "  return id;\n"
+        '}\n"""\n'
+        'load_inline("m", cpp_sources="", cuda_sources=CUDA)\n'
+    )
+    # A Python rule too: Python files are read only when some Python rule is selected.
+    rules = [r for r in load_catalogue() if r.id in ("inline-ptx", "device-string-hip")]
+    result = run(Linter(rules), [tmp_path])
+    assert [d.position.line for d in result.diagnostics] == [8]
+    assert [(d.position.line, d.guarded) for d in result.guarded] == [
+        (6, "the HIP pass skips this: `#ifndef __HIP_PLATFORM_AMD__` at line 5")
+    ]

@@ -386,7 +386,7 @@ def _blank_comments(text: str) -> str:
         s = m.group()
         if s[0] in "\"'":
             return s
-        return re.sub(r"[^\n]", " ", s)
+        return "\n".join(" " * len(part) for part in s.split("\n"))
 
     return _BLANK.sub(repl, text)
 
