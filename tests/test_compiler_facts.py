@@ -33,16 +33,31 @@ __global__ void fill(float* y) { y[0] = 1.f; }
 #: (marker, construct, hipcc's message); nvcc compiles all but HALFX, which CUDA 9+ rejects too
 #: (it lives on in `#if CUDA_VERSION < 9000` branches, which plain hipcc takes).
 REJECTED = [
-    ("LAUNCH", "void run(float* y, unsigned b) { fill<<<{b, 1, 1}, {256, 1, 1}>>>(y); }",
-     "expected expression"),
-    ("CONSTREF", "__device__ float f(const Params& p) { constexpr float k = 1.f / p.kScale;"
-     " return k; }", "must be initialized by a constant expression"),
-    ("AT", "__device__ float g(const Params& p) { return p.poly.at(1); }",
-     "__throw_out_of_range_fmt"),
-    ("HALFX", "__device__ unsigned short h(half v) { return v.x; }",
-     "no member named 'x' in '__half'"),
-    ("HALF2RAW", "__device__ void r() { __half2_raw r = {0x3c00, 0x3c00}; (void)r; }",
-     "excess elements in struct initializer"),
+    (
+        "LAUNCH",
+        "void run(float* y, unsigned b) { fill<<<{b, 1, 1}, {256, 1, 1}>>>(y); }",
+        "expected expression",
+    ),
+    (
+        "CONSTREF",
+        "__device__ float f(const Params& p) { constexpr float k = 1.f / p.kScale; return k; }",
+        "must be initialized by a constant expression",
+    ),
+    (
+        "AT",
+        "__device__ float g(const Params& p) { return p.poly.at(1); }",
+        "__throw_out_of_range_fmt",
+    ),
+    (
+        "HALFX",
+        "__device__ unsigned short h(half v) { return v.x; }",
+        "no member named 'x' in '__half'",
+    ),
+    (
+        "HALF2RAW",
+        "__device__ void r() { __half2_raw r = {0x3c00, 0x3c00}; (void)r; }",
+        "excess elements in struct initializer",
+    ),
 ]
 PORTABLE = """
 void run(float* y, unsigned b) { fill<<<dim3{b, 1, 1}, dim3{256, 1, 1}>>>(y); }

@@ -118,7 +118,7 @@ def test_kernel_templates_handed_to_a_jit_are_linted_without_parse_noise():
         "def make(jit, dtype):\n"
         "    return jit.generate_kernel({'dtype': dtype}, '''\n"
         "    #define __dtype @dtype@\n"
-        "    extern \"C\" __global__ __launch_bounds__(1024) void k(__dtype* x) {\n"
+        '    extern "C" __global__ __launch_bounds__(1024) void k(__dtype* x) {\n'
         "      unsigned m = __activemask();\n"
         "      x[0] = __shfl_down_sync(m, x[0], 16);\n"
         "    }\n"
