@@ -5,9 +5,9 @@ before must still compile after.
     python bench/fix_regression.py /work/real/flash-attention /work/real/gsplat --cpp-limit 10
 
 C++ translation units are compiled standalone (`nvcc -c`, include dirs: the file's folder, the
-project root and its `include`/`csrc` folders, torch's headers); a unit that does not compile
-before the fix is reported as skipped, not counted. `--fixes FILE` writes one line per applied
-fix (path:line rule) for hand review.
+project root, its folders named `include` or `csrc` (20 at most), torch's headers); a unit that
+does not compile before the fix is reported as skipped, not counted. `--fixes FILE` writes one
+line per applied fix (path:line rule) for hand review.
 """
 
 from __future__ import annotations
@@ -29,7 +29,8 @@ CPP = {".cu", ".cuh", ".cpp", ".cc", ".cxx"}
 def _nvcc(path: Path, root: Path) -> bool:
     import torch.utils.cpp_extension as ext
 
-    includes = [path.parent, root, root / "include", root / "csrc", *ext.include_paths()]
+    found = [d for d in root.rglob("*") if d.is_dir() and d.name in ("include", "csrc")][:20]
+    includes = [path.parent, root, *found, *ext.include_paths()]
     cmd = ["nvcc", "-std=c++17", "-x", "cu", "-c", str(path), "-o", "/dev/null"]
     cmd += [f"-I{d}" for d in includes if Path(d).is_dir()]
     try:
