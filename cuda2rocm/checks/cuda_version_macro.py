@@ -145,12 +145,34 @@ class Rule(CppRule):
                 if _true_on_rocm(view, node, sides, version) and not stops:
                     self.report(where, message + " (no automatic fix: ROCm takes this branch now)")
                     continue
+                if node == cond and not stops:
+                    # False on ROCm: the finding spans the branch ROCm skips, so the code a
+                    # porting engineer must look at (it never builds on ROCm) is in view.
+                    end = _body_end(view, branch)
+                    if end is not None and end > where[1]:
+                        lines = view.source.text.count("\n", where[0], end)
+                        where = (where[0], end)
+                        message += f"; ROCm skips the {lines} line(s) of this branch"
                 self.report(
                     where, message, self.fix(self.replace(node, new), description=f"add {guard}")
                 )
 
 
 _ROCM_VALUES = (0, 500, 702, 1000)
+
+
+def _body_end(view, branch) -> int | None:
+    """Character offset where the branch's own lines end (its `#else`/`#elif`/`#endif`)."""
+    alternative = branch.child_by_field_name("alternative")
+    if alternative is not None:
+        stop = alternative.start_byte
+    elif branch.children and branch.children[-1].type == "#endif":
+        stop = branch.children[-1].start_byte
+    else:
+        return None
+    text = view.source.text
+    end = view.char(stop)
+    return len(text[:end].rstrip())
 _FLIPPED = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
 
 
