@@ -1,4 +1,4 @@
-"""Count findings on ROCm-ported projects and draw a seeded sample of error/warning findings to review.
+"""Count findings on ROCm-ported projects; draw a seeded sample of error/warning findings to review.
 
     python bench/precision_review.py /tmp/prec/*.json               # counts table (markdown)
     python bench/precision_review.py /tmp/prec/*.json --sample 70   # plus a stratified sample
@@ -29,7 +29,7 @@ def load(paths: list[Path]) -> dict[str, list[dict]]:
 
 
 def counts_table(projects: dict[str, list[dict]]) -> str:
-    """A markdown table: per project, before (reported + guarded) and after (reported) by severity."""
+    """Markdown table: per project, before (reported + guarded) and after (reported) by severity."""
     rows = [
         "| project | before e/w/i | after e/w/i | guarded | after error+warning |",
         "|---|---|---|---|---|",
@@ -58,7 +58,7 @@ def rule_table(projects: dict[str, list[dict]]) -> str:
             key = f"{d['rule']} ({d['severity'][0]})"
             (guarded if "guarded" in d else per)[key][name] += 1
     rows = ["| rule | " + " | ".join(names) + " |", "|---" * (len(names) + 1) + "|"]
-    for key in sorted(set(per) | set(guarded), key=lambda k: -sum(per[k].values())):
+    for key in sorted(set(per) | set(guarded), key=lambda k: (-sum(per[k].values()), k)):
         cells = []
         for n in names:
             cell = str(per[key][n])
@@ -70,7 +70,10 @@ def rule_table(projects: dict[str, list[dict]]) -> str:
 
 
 def sample(projects: dict[str, list[dict]], size: int, seed: int) -> list[tuple[str, dict]]:
-    """A seeded stratified sample of reported error/warning findings: every (project, rule) once, rest proportional."""
+    """Seeded stratified sample of reported error/warning findings.
+
+    Every (project, rule) stratum once, the rest in proportion to stratum size.
+    """
     strata: dict[tuple[str, str], list[dict]] = defaultdict(list)
     for name, diags in sorted(projects.items()):
         for d in diags:
@@ -93,7 +96,9 @@ def sample(projects: dict[str, list[dict]], size: int, seed: int) -> list[tuple[
 
 def main() -> None:
     """Print the tables and, with --sample, the sampled findings one per line."""
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("results", nargs="+", type=Path)
     parser.add_argument("--sample", type=int, default=0)
     parser.add_argument("--seed", type=int, default=13)
@@ -106,7 +111,8 @@ def main() -> None:
         print()
         for i, (name, d) in enumerate(sample(projects, args.sample, args.seed), 1):
             path = d["path"].split("/real/", 1)[-1]
-            print(f"{i}. {name} `{path}:{d['line']}` {d['rule']} ({d['severity']}): {d['message'][:140]}")
+            where = f"`{path}:{d['line']}` {d['rule']} ({d['severity']})"
+            print(f"{i}. {name} {where}: {d['message'][:140]}")
 
 
 if __name__ == "__main__":

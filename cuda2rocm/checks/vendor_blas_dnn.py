@@ -62,6 +62,8 @@ class Rule(CppRule):
                     severity=Severity.INFO,
                     data={"cuda_name": name},
                 )
+            elif view.hipified:
+                continue  # the project's hipify step renames it to hipBLAS
             else:
                 self.report(
                     nodes[0],

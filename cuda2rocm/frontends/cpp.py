@@ -73,6 +73,8 @@ class CppContext:
     compat_header: str = DEFAULT_COMPAT_HEADER
     #: Overrides the include-based guess (C++ in a `load_inline` string is torch-built).
     torch_built: bool | None = None
+    #: The project's own build hipifies this file (build_context.hipified_dirs).
+    hipified: bool = False
 
 
 @dataclass(frozen=True)
@@ -111,6 +113,8 @@ class CppView:
     identifiers: list[tree_sitter.Node] = field(default_factory=list)
     numbers: list[tree_sitter.Node] = field(default_factory=list)
     defines: list[tree_sitter.Node] = field(default_factory=list)
+    #: The project's own build hipifies this file (names are renamed there, not by torch).
+    hipified: bool = False
     declarations: list[tree_sitter.Node] = field(default_factory=list)
     loops: list[tree_sitter.Node] = field(default_factory=list)
     functions: list[tree_sitter.Node] = field(default_factory=list)
@@ -409,6 +413,7 @@ def run_rules(
     view = parse(source)
     if ctx.torch_built is not None:
         view.torch_built = ctx.torch_built
+    view.hipified = ctx.hipified
     if line_model is not None:
         view.line_model = line_model(view)
     if any(marker in source.text[:2000] for marker in GENERATED_MARKERS):
