@@ -13,6 +13,7 @@ linking (`libraries=["cublas"]`, `-lcudnn`).
 from __future__ import annotations
 
 import functools
+import re
 from pathlib import Path
 
 import libcst as cst
@@ -25,6 +26,9 @@ from cuda2rocm.model import Severity
 _BLAS_NAMES = Path(__file__).resolve().parent.parent / "data" / "blas_names.tsv"
 DNN = ("cudnn", "CUDNN_")
 BLAS = ("cublas", "CUBLAS_")
+#: The libraries' own names: `cublasCreate`, `cudnnHandle_t`, `CUBLAS_OP_N` (every cuBLAS/cuDNN
+#: entry of the CUDA->HIP table has this shape); `cublas_event` or `cudnn_ok` is the project's.
+_LIBRARY_NAME = re.compile(r"(?:cublas|cudnn)[A-Z]|CUBLAS_|CUDNN_")
 
 
 class Rule(CppRule):
@@ -40,7 +44,7 @@ class Rule(CppRule):
         uses: dict[str, list] = {}
         for node in view.identifiers:
             name = view.text(node)
-            if node.type in ("identifier", "type_identifier") and name.startswith(DNN + BLAS):
+            if node.type in ("identifier", "type_identifier") and _LIBRARY_NAME.match(name):
                 uses.setdefault(name, []).append(node)
         for name, nodes in uses.items():
             nodes = live_first(view, nodes)
