@@ -157,12 +157,15 @@ class Rule(CppRule):
         declarator = function.child_by_field_name("declarator")
         if body is None or declarator is None or not view.in_device_code(body):
             return
+        inside = [c for c in view.calls if body.start_byte <= c.start_byte < body.end_byte]
         if not any(
-            body.start_byte <= c.start_byte < body.end_byte
-            and (_callee(view, c) in SYNC or _callee(view, c) in ("__ballot", "__shfl"))
-            for c in view.calls
+            _callee(view, c) in SYNC or _callee(view, c) in ("__ballot", "__shfl") for c in inside
         ):
             return
+        # `__shfl_xor(v, laneMask)`: a name passed after the value of a shuffle is a lane index
+        # or XOR offset (< 64, fine in an int), not a lane mask, unless it is also a mask argument.
+        masks = {view.text(a[0]) for c in inside if _callee(view, c) in SYNC and (a := _args(c))}
+        lanes = {view.text(a) for c in inside if "shfl" in _callee(view, c) for a in _args(c)[1:]}
         params = declarator.child_by_field_name("parameters")
         while params is None and declarator is not None:
             declarator = declarator.child_by_field_name("declarator")
@@ -173,6 +176,8 @@ class Rule(CppRule):
                 param.child_by_field_name("declarator"),
             )
             if type_node is None or name is None or not _MASK_NAME.search(view.text(name)):
+                continue
+            if view.text(name) in lanes and view.text(name) not in masks:
                 continue
             if _THIRTY_TWO_BIT.match(view.text(type_node)) and not hip_excluded(view, param):
                 self._report(
