@@ -383,6 +383,19 @@ def hip_excluded(view: CppView, node: tree_sitter.Node | tuple[int, int]) -> boo
     return view.line_model.value(line) is False
 
 
+def hip_taken(view: CppView, branch: tree_sitter.Node) -> bool:
+    """Whether the preprocessor model proves a HIP pass compiles the body of `branch` (an `#if`
+    or `#ifdef`): its condition is then true on ROCm, whatever CUDA-only names it also tests."""
+    if view.line_model is None:
+        return False
+    skip = {branch.child_by_field_name(f) for f in ("condition", "name", "alternative")}
+    for child in branch.named_children:
+        if child in skip or child.type == "comment":
+            continue
+        return view.line_model.value(child.start_point[0] + 1) is True
+    return False
+
+
 def live_first(view: CppView, items: list) -> list:
     """The items (nodes or spans) a HIP pass may compile, or all of them when none is: a rule
     that reports a name once per file points at a use ROCm compiles, and a finding whose every
