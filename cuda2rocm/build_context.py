@@ -9,6 +9,7 @@ whole extension tree. The Python files are parsed with the standard library, nev
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
@@ -99,3 +100,53 @@ def is_torch_built(path: str, dirs: frozenset[Path]) -> bool:
         return False
     resolved = Path(path).resolve()
     return any(resolved.is_relative_to(d) for d in dirs)
+
+
+# -- the project's own hipify step ---------------------------------------------------------------
+# Some ported projects hipify their CUDA tree themselves at build time instead of going through
+# torch's cpp_extension: TransformerEngine's ROCm fork calls hipify_torch's CMake function
+# `hipify(CUDA_SOURCE_DIR <dir> ...)`, faiss runs faiss/gpu/hipify.sh (hipify-perl) from CMake.
+# Both rename runtime/BLAS names and add `#include "hip/hip_runtime.h"` to files with device code
+# (torch/utils/hipify/hipify_python.py add_hip_runtime_include; HIPIFY's hipify-perl, the
+# `$hasDeviceCode` branch), so name-mapping findings there ask for work the build already does.
+# Macro semantics differ from torch's build (no -DUSE_ROCM is implied), so these folders are kept
+# apart from torch_built_dirs and only the name-mapping checks consult them.
+
+_CMAKE_HIPIFY = re.compile(rb"(?im)^[ \t]*hipify[ \t]*\(([^)]*)\)")
+_SOURCE_DIR = re.compile(rb'CUDA_SOURCE_DIR\s+"?([^\s")]+)')
+_CMAKE_HERE = (b"${CMAKE_CURRENT_SOURCE_DIR}", b"${CMAKE_CURRENT_LIST_DIR}")
+_HIPIFY_TOOL = re.compile(rb"(?m)^[^#\n]*\bhipify-(?:perl|clang)\b")
+_SCRIPT_CALL = re.compile(rb"(?i)\b(?:execute_process|add_custom_command|add_custom_target)\b")
+
+
+def _cmake_hipify_dirs(path: Path, data: bytes) -> Iterator[Path]:
+    here = path.resolve().parent
+    for call in _CMAKE_HIPIFY.finditer(data):
+        match = _SOURCE_DIR.search(call.group(1))
+        if match is None:
+            continue
+        value = match.group(1)
+        for token in _CMAKE_HERE:
+            value = value.replace(token, b".")
+        if b"${" in value:
+            continue  # a variable we cannot resolve: claim nothing
+        yield (here / value.decode("utf-8", "replace")).resolve()
+
+
+def hipified_dirs(files: Iterable[tuple[Path, str, bytes]]) -> frozenset[Path]:
+    """Folders (resolved) that the project's own build hipifies, from (path, language, bytes) of
+    the run's CMake and shell files: a CMake `hipify(CUDA_SOURCE_DIR <dir>)` call, or a shell
+    script that runs hipify-perl/hipify-clang and that a CMake file runs (its own folder)."""
+    dirs: set[Path] = set()
+    scripts: dict[bytes, Path] = {}
+    cmake: list[bytes] = []
+    for path, language, data in files:
+        if language == "cmake" and b"hipify" in data.lower():
+            dirs.update(_cmake_hipify_dirs(path, data))
+            cmake.append(data)
+        elif language == "shell" and _HIPIFY_TOOL.search(data):
+            scripts[path.name.encode()] = path.resolve().parent
+    for name, folder in scripts.items():
+        if any(name in data and _SCRIPT_CALL.search(data) for data in cmake):
+            dirs.add(folder)
+    return frozenset(dirs)

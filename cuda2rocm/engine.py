@@ -101,6 +101,9 @@ class Linter:
         #: (set by the runner from the Python files of the run), and config patterns for more.
         self.torch_built_dirs: frozenset[Path] = frozenset()
         self.torch_built_paths = torch_built_paths
+        #: Folders the project's own build hipifies (CMake hipify(), a hipify-perl script the
+        #: build runs; set by the runner): name-mapping checks have nothing to ask there.
+        self.hipified_dirs: frozenset[Path] = frozenset()
         #: The project's own macros (header #defines, build -D flags) for the preprocessor
         #: model: a context.project_macros.ProjectMacros set by the runner, or None.
         self.project_macros = None
@@ -132,6 +135,12 @@ class Linter:
         if self.torch_built_paths is not None and self.torch_built_paths(path):
             return True
         return is_torch_built(path, self.torch_built_dirs)
+
+    def hipified_for(self, path: str) -> bool:
+        """Hipified by the project's own build step (build_context.hipified_dirs)."""
+        from cuda2rocm.build_context import is_torch_built
+
+        return is_torch_built(path, self.hipified_dirs)
 
     def _may_embed(self, data: bytes) -> bool:
         return any(t in data for t in _EMBED_TOKENS) and bool(self._rules_for("cuda")[1])
@@ -303,7 +312,9 @@ class Linter:
             view, found, failed = cpp.run_rules(
                 source,
                 [(r, self._checks[r.id]) for r in rules],
-                cpp.CppContext(self.target, torch_built=torch_built),
+                cpp.CppContext(
+                    self.target, torch_built=torch_built, hipified=self.hipified_for(source.path)
+                ),
                 line_model,
             )
         except Exception as exc:  # parser or traversal failure: isolate it

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from cuda2rocm.build_context import python_sources, torch_built_dirs
+from cuda2rocm.build_context import hipified_dirs, python_sources, torch_built_dirs
 from cuda2rocm.cache import Cache, content_hash
 from cuda2rocm.discover import Found, Problem, discover
 from cuda2rocm.engine import Linter, LintResult, Notice, _general, is_recovery_notice
@@ -151,6 +151,21 @@ def _pool(linter: Linter, jobs: int) -> ProcessPoolExecutor:
     )
 
 
+def _build_scripts(items: list[Found], have: dict[int, bytes]):
+    """(path, language, bytes) of the run's CMake and shell files, read here when no selected
+    rule read them (they still say which folders the project's build hipifies)."""
+    for index, item in enumerate(items):
+        if item.language not in ("cmake", "shell"):
+            continue
+        data = have.get(index)
+        if data is None:
+            try:
+                data = item.path.read_bytes()
+            except OSError:
+                continue
+        yield item.path, item.language, data
+
+
 def prepare(linter: Linter, items: list[Found], read: list[tuple[int, Found, bytes]]) -> str:
     """Facts about the whole tree that per-file linting needs, computed once per run in this
     process (lint and fix alike): the folders torch's extension build hipifies, the project's
@@ -162,6 +177,7 @@ def prepare(linter: Linter, items: list[Found], read: list[tuple[int, Found, byt
 
     linter.torch_built_dirs = torch_built_dirs(python_sources(items, read))
     have = {index: data for index, _, data in read}
+    linter.hipified_dirs = hipified_dirs(_build_scripts(items, have))
     texts: dict[str, str] = {}
     builds: list[tuple[Path, str, bytes]] = []
     for index, item in enumerate(items):
@@ -215,6 +231,8 @@ def run(
         if cache is not None:
             built = item.language == "cuda" and linter.torch_built_for(item.display)
             digest = content_hash(data) + ("+torch" if built else "") + context_key
+            if item.language == "cuda" and linter.hipified_for(item.display):
+                digest += "+hipified"
             if item.language == "cuda" or linter._may_embed(data):
                 digest += "+pp" + linter.project_macros.digest
         cached = cache.get(item.display, digest) if cache is not None else None

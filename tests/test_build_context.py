@@ -64,3 +64,55 @@ def test_fix_leaves_torch_built_headers_alone(cli, write, tmp_path):
     assert cli("fix", "--unsafe", str(tmp_path)).returncode == 0
     assert header.read_text() == HEADER
     assert not (tmp_path / "csrc" / "cuda2rocm_compat.h").exists()
+
+
+KERNEL = (
+    "#include <cuda_runtime.h>\n#include <cublas_v2.h>\n"
+    "__global__ void k(float* x) { x[blockIdx.x] = 0; }\n"
+    "void run(cudaStream_t s, cublasHandle_t h) { cublasDestroy(h); k<<<1, 1, 0, s>>>(0); }\n"
+)
+HIPIFY_CMAKE = (
+    "if(USE_ROCM)\n  include(Hipify)\n"
+    "  hipify(CUDA_SOURCE_DIR ${CMAKE_CURRENT_SOURCE_DIR}/gpu\n"
+    "         HEADER_INCLUDE_DIR ${CMAKE_CURRENT_SOURCE_DIR}/include)\nendif()\n"
+)
+
+
+def _rules_by_folder(cli, root):
+    rules = "hip-stream,hip-include,vendor-blas-dnn"
+    out = cli("lint", "--no-cache", "--format", "json", "--select", rules, str(root)).stdout
+    found: dict[str, set[str]] = {}
+    for d in json.loads(out)["diagnostics"]:
+        found.setdefault(Path(d["path"]).parent.name, set()).add(d["rule"])
+    return found
+
+
+def test_cmake_hipify_call_marks_its_source_dir_hipified(cli, write, tmp_path):
+    write("CMakeLists.txt", HIPIFY_CMAKE)
+    write("gpu/kernel.cu", KERNEL)
+    write("other/kernel.cu", KERNEL)
+    found = _rules_by_folder(cli, tmp_path)
+    assert "gpu" not in found  # the build's hipify renames runtime and cuBLAS names there
+    assert {"hip-stream", "hip-include", "vendor-blas-dnn"} <= found["other"]
+
+
+def test_hipify_perl_script_counts_only_when_the_build_runs_it(cli, write, tmp_path):
+    script = '#!/bin/bash\nfor f in *.cu; do hipify-perl -inplace "$f"; done\n'
+    write("gpu/hipify.sh", script)
+    write("gpu/kernel.cu", KERNEL)
+    write("CMakeLists.txt", "project(x)\n")
+    assert "hip-stream" in _rules_by_folder(cli, tmp_path)["gpu"]  # nothing runs the script
+    write(
+        "CMakeLists.txt",
+        "if(ENABLE_ROCM)\n"
+        "  execute_process(COMMAND ${PROJECT_SOURCE_DIR}/gpu/hipify.sh)\nendif()\n",
+    )
+    assert "gpu" not in _rules_by_folder(cli, tmp_path)
+
+
+def test_unresolved_hipify_dir_claims_nothing(tmp_path):
+    from cuda2rocm.build_context import hipified_dirs
+
+    cmake = tmp_path / "CMakeLists.txt"
+    data = b"hipify(CUDA_SOURCE_DIR ${SOME_VAR}/src)\nhipify(CUDA_SOURCE_DIR csrc)\n"
+    assert hipified_dirs([(cmake, "cmake", data)]) == {(tmp_path / "csrc").resolve()}

@@ -29,6 +29,8 @@ class Rule(CppRule):
             uses = [n for n in idents if view.text(n) == ARCH]
             if not uses or any(view.text(n) in HIP_MACROS for n in idents):
                 continue  # already handles HIP
+            if "||" in text and cpp.hip_taken(view, branch):
+                continue  # `__CUDA_ARCH__ >= 350 || defined(<ROCm macro>)`: true on ROCm
             tests = [n for n in uses if n.parent is not None and n.parent.type == "preproc_defined"]
             device_pass = len(tests) == len(uses) or cond.type == "identifier"
             fix = None

@@ -10,7 +10,7 @@ already mention a HIP or ROCm macro are taken to handle ROCm and are left alone.
 
 from __future__ import annotations
 
-from cuda2rocm.frontends.cpp import HIP_MACROS, CppRule, ancestors, hip_excluded
+from cuda2rocm.frontends.cpp import HIP_MACROS, CppRule, ancestors, hip_excluded, hip_taken
 from cuda2rocm.model import Severity
 
 VERSIONS = frozenset({"CUDA_VERSION", "CUDART_VERSION"})
@@ -115,6 +115,8 @@ class Rule(CppRule):
             idents = {view.text(n) for n in _walk(cond) if n.type == "identifier"}
             if idents & ROCM_AWARE:
                 continue
+            if "||" in view.text(cond) and hip_taken(view, branch):
+                continue  # `CUDA_VERSION >= 9000 || defined(<ROCm macro>)`: true on ROCm
             guard = "!defined(USE_ROCM)" if view.torch_built else "!defined(__HIP__)"
             for node in _walk(cond):
                 if node.type != "binary_expression":

@@ -88,11 +88,11 @@ class Rule(CppRule):
                 continue
             if not row.supported:
                 self._missing(inc, row.hip)
-            elif view.torch_built:
-                continue  # torch's hipify rewrites it: nothing to do (a finding is an action)
+            elif view.torch_built or view.hipified:
+                continue  # torch's (or the project's) hipify rewrites it: nothing to do
             else:
                 self._port(inc, row)
-        if not view.torch_built:
+        if not (view.torch_built or view.hipified):  # both hipifiers add hip_runtime.h
             self._implicit_runtime()
 
     def _is_compat(self, inc: Include) -> bool:

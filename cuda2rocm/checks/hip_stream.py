@@ -56,8 +56,8 @@ class Rule(CppRule):
                     severity=Severity.ERROR,
                     data=data,
                 )
-            elif view.torch_built:
-                continue  # torch's hipify renames it: nothing to do (a finding is an action)
+            elif view.torch_built or view.hipified:
+                continue  # torch's (or the project's) hipify renames it: nothing to do
             elif self.ctx.target == "hip":
                 edits = [Edit(s, e, row.hip, text) for s, e, text in spans]
                 safety = Safety.UNSAFE if row.status == "deprecated" else Safety.SAFE

@@ -30,6 +30,9 @@ BLAS = ("cublas", "CUBLAS_")
 LIBRARY_TYPES = re.compile(
     r"^(cudaDataType(_t)?|CUDA_[RC]_\d+[A-Z0-9_]*|libraryPropertyType(_t)?)$"
 )
+#: The libraries' own names: `cublasCreate`, `cudnnHandle_t`, `CUBLAS_OP_N` (every cuBLAS/cuDNN
+#: entry of the CUDA->HIP table has this shape); `cublas_event` or `cudnn_ok` is the project's.
+_LIBRARY_NAME = re.compile(r"(?:cublas|cudnn)[A-Z]|CUBLAS_|CUDNN_")
 
 
 class Rule(CppRule):
@@ -46,7 +49,7 @@ class Rule(CppRule):
         for node in view.identifiers:
             name = view.text(node)
             if node.type in ("identifier", "type_identifier") and (
-                name.startswith(DNN + BLAS) or LIBRARY_TYPES.match(name)
+                _LIBRARY_NAME.match(name) or LIBRARY_TYPES.match(name)
             ):
                 uses.setdefault(name, []).append(node)
         for name, nodes in uses.items():
@@ -71,6 +74,8 @@ class Rule(CppRule):
                     severity=Severity.INFO,
                     data={"cuda_name": name},
                 )
+            elif view.hipified:
+                continue  # the project's hipify step renames it to hipBLAS
             else:
                 self.report(
                     nodes[0],

@@ -239,6 +239,11 @@ class Rule(CppRule):
         }
         if not passed:
             return
+        inside = [c for c in view.calls if body.start_byte <= c.start_byte < body.end_byte]
+        # `__shfl_xor(v, laneMask)`: a name passed after the value of a shuffle is a lane index
+        # or XOR offset (< 64, fine in an int), not a lane mask, unless it is also a mask argument.
+        masks = {view.text(a[0]) for c in inside if _callee(view, c) in SYNC and (a := _args(c))}
+        lanes = {view.text(a) for c in inside if "shfl" in _callee(view, c) for a in _args(c)[1:]}
         params = declarator.child_by_field_name("parameters")
         while params is None and declarator is not None:
             declarator = declarator.child_by_field_name("declarator")
@@ -252,6 +257,8 @@ class Rule(CppRule):
             while target is not None and target.type != "identifier":
                 target = target.child_by_field_name("declarator")
             if type_node is None or target is None or view.text(target) not in passed:
+                continue
+            if view.text(name) in lanes and view.text(name) not in masks:
                 continue
             if _THIRTY_TWO_BIT.match(view.text(type_node)) and not hip_excluded(view, param):
                 self._report(

@@ -83,6 +83,8 @@ class CppContext:
     compat_header: str = DEFAULT_COMPAT_HEADER
     #: Overrides the include-based guess (C++ in a `load_inline` string is torch-built).
     torch_built: bool | None = None
+    #: The project's own build hipifies this file (build_context.hipified_dirs).
+    hipified: bool = False
 
 
 @dataclass(frozen=True)
@@ -121,6 +123,8 @@ class CppView:
     identifiers: list[tree_sitter.Node] = field(default_factory=list)
     numbers: list[tree_sitter.Node] = field(default_factory=list)
     defines: list[tree_sitter.Node] = field(default_factory=list)
+    #: The project's own build hipifies this file (names are renamed there, not by torch).
+    hipified: bool = False
     declarations: list[tree_sitter.Node] = field(default_factory=list)
     loops: list[tree_sitter.Node] = field(default_factory=list)
     functions: list[tree_sitter.Node] = field(default_factory=list)
@@ -435,6 +439,19 @@ def hip_excluded(view: CppView, node: tree_sitter.Node | tuple[int, int]) -> boo
     return view.line_model.value(line) is False
 
 
+def hip_taken(view: CppView, branch: tree_sitter.Node) -> bool:
+    """Whether the preprocessor model proves a HIP pass compiles the body of `branch` (an `#if`
+    or `#ifdef`): its condition is then true on ROCm, whatever CUDA-only names it also tests."""
+    if view.line_model is None:
+        return False
+    skip = {branch.child_by_field_name(f) for f in ("condition", "name", "alternative")}
+    for child in branch.named_children:
+        if child in skip or child.type == "comment":
+            continue
+        return view.line_model.value(child.start_point[0] + 1) is True
+    return False
+
+
 def live_first(view: CppView, items: list) -> list:
     """The items (nodes or spans) a HIP pass may compile, or all of them when none is: a rule
     that reports a name once per file points at a use ROCm compiles, and a finding whose every
@@ -465,6 +482,7 @@ def run_rules(
     view = parse(source)
     if ctx.torch_built is not None:
         view.torch_built = ctx.torch_built
+    view.hipified = ctx.hipified
     if line_model is not None:
         view.line_model = line_model(view)
     if any(marker in source.text[:2000] for marker in GENERATED_MARKERS):
