@@ -226,3 +226,16 @@ def test_driver_and_profiler_headers_are_mapped_in_place_not_replaced(tmp_path, 
     if shutil.which("nvcc"):
         result = nvcc(src)
         assert result.returncode == 0, result.stderr
+
+
+# -- helpers guarded by the runtime's include guard ----------------------------------------------
+def test_runtime_include_guards_are_defined_for_hip(fixed):
+    header = (fixed("portable") / HEADER).read_text()
+    hip_branch = header.split("#if CUDA2ROCM_HIP", 1)[1].split("#else", 1)[0]
+    assert "#  define __CUDA_RUNTIME_H__" in hip_branch
+
+
+@needs_hipcc
+def test_hipcc_sees_helpers_guarded_by_the_runtime_include_guard(fixed):
+    result = hipcc(fixed("portable") / "count.cu")
+    assert result.returncode == 0, result.stderr
