@@ -144,9 +144,8 @@ def first_error(output: str) -> str:
 
 # -- the tools ----------------------------------------------------------------------------------
 def copy_tree(src_root: Path, dst_root: Path, case: Case) -> None:
-    for folder in case.folders:
-        if not (dst_root / folder).exists():
-            shutil.copytree(src_root / folder, dst_root / folder, dirs_exist_ok=True)
+    for folder in case.folders:  # nested folders (src, src/ggml-cuda) are copied once each
+        shutil.copytree(src_root / folder, dst_root / folder, dirs_exist_ok=True)
 
 
 def run_cuda2rocm(tree: Path, folders: list[str], target: str) -> str:
@@ -191,7 +190,11 @@ def run_torch_hipify(tree: Path, folders: list[str]) -> dict[str, str]:
 # -- classification -----------------------------------------------------------------------------
 _HIP52 = re.compile(
     r"hip_bf16\.h|hip_fp8\.h|hip_math_constants\.h|__(shfl|shfl_up|shfl_down|shfl_xor|ballot|any"
-    r"|all|activemask|match_any|reduce_\w+)_sync|__hip_bfloat16|cuda_bf16|hipblaslt"
+    r"|all|activemask|match_any|reduce_\w+)_sync|__hip_bfloat16|cuda_bf16"
+    # ROCm libraries this HIP 5.2 install lacks (no Debian package for them):
+    r"|'(hipblas|hipblaslt|hipsolver|hipfft)/[\w.]+' file not found"
+    # thread_block_tile::meta_group_rank: in later HIP's amd_hip_cooperative_groups.h
+    r"|meta_group_rank"
 )
 _MISSING = re.compile(
     r"undeclared identifier '(cu|CU|nv|__nv|curand|cublas|cusparse)\w*'|unknown type name "
@@ -213,10 +216,11 @@ def classify(error: str, blockers: set[str]) -> str:
 _WHERE = re.compile(r"^(/[^:\s]+):\d+:\d+: (?:fatal )?error")
 
 
-def human_blockers(path: Path, errors: list[str]) -> set[str]:
+def human_blockers(path: Path, errors: list[str], extra: list[str] = ()) -> set[str]:
     """Errors our lint still reports with no fix (inline PTX, WMMA) in the translation unit or
     in the files hipcc's first errors point at: constructs a person must port."""
     paths = {str(path)} | {m[1] for e in errors if (m := _WHERE.match(e)) and Path(m[1]).is_file()}
+    paths |= {p for p in extra if Path(p).is_file()}
     cmd = [sys.executable, "-m", "cuda2rocm", "lint", "--format", "json", "--exit-zero"]
     cmd += ["--select", "inline-ptx,wmma-cutlass", *sorted(paths)]
     env = dict(os.environ, PYTHONPATH=str(ROOT))
@@ -237,11 +241,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--hipcub", default=os.environ.get("HIPCUB_INCLUDE"))
     parser.add_argument("--cublas", default=os.environ.get("CUBLAS_INCLUDE"))
     parser.add_argument("--jobs", type=int, default=2)
-    parser.add_argument("--only", default="", help="run only cases whose file contains this")
+    parser.add_argument(
+        "--only",
+        default="",
+        help="run only cases whose file contains one of these (comma-separated)",
+    )
+    parser.add_argument("--nvcc-only", action="store_true", help="only the nvcc columns")
     parser.add_argument("--json", default="", help="write the results here")
+    parser.add_argument("--from-json", default="", help="print (and classify) a saved run")
     args = parser.parse_args(argv)
     real = Path(args.real)
-    cases = [c for c in CASES if args.only in c.file and (real / c.project / c.file).is_file()]
+    if args.from_json:
+        _print(_load(Path(args.from_json), real))
+        return 0
+    wanted = args.only.split(",")
+    cases = [
+        c
+        for c in CASES
+        if any(w in c.file for w in wanted) and (real / c.project / c.file).is_file()
+    ]
     missing = [c.file for c in CASES if not (real / c.project / c.file).is_file()]
     print(f"stand-ins for headers HIP 5.2 lacks: {STUBS} ({', '.join(_stub_names())})")
     for name in missing:
@@ -266,12 +284,33 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def _load(path: Path, real: Path) -> list[Result]:
+    """A saved run, classified again (blockers read from the original files)."""
+    by_file = {f"{c.project}/{c.file}": c for c in CASES}
+    results = []
+    for row in json.loads(path.read_text()):
+        case = by_file[row["file"]]
+        result = Result(case, row["passed"], row["errors"])
+        failing = [c for c in result.errors if c != "orig nvcc"]
+        originals = [
+            str(real / case.project / m[1].split(f"/{case.project}/", 1)[1])
+            for c in failing
+            if (m := _WHERE.match(result.errors[c])) and f"/{case.project}/" in m[1]
+        ]
+        blockers = human_blockers(real / case.project / case.file, [], extra=originals)
+        result.classes = {c: classify(result.errors[c], blockers) for c in failing}
+        results.append(result)
+    return results
+
+
 def _stub_names() -> list[str]:
     return sorted(str(p.relative_to(STUBS)) for p in STUBS.rglob("*.h*") if p.name != "README.md")
 
 
 def _run_all(cases: list[Case], real: Path, work: Path, args) -> list[Result]:
     variants = ["portable", "hip"] + (["hipify-perl"] if args.hipify_perl else []) + ["torch"]
+    if args.nvcc_only:
+        variants = ["portable"]
     trees: dict[tuple[str, str], Path] = {}
     torch_paths: dict[str, str] = {}
     for variant in variants:
@@ -297,7 +336,7 @@ def _run_all(cases: list[Case], real: Path, work: Path, args) -> list[Result]:
         jobs.append((case, "orig nvcc", lambda c=case: nvcc(real / c.project, c, args.cublas)))
         tree = trees[("portable", case.project)]
         jobs.append((case, "portable nvcc", lambda c=case, t=tree: nvcc(t, c, args.cublas)))
-        for variant in variants:
+        for variant in variants if not args.nvcc_only else ():
             tree = trees[(variant, case.project)]
             path = tree / case.file
             if variant == "torch":

@@ -62,10 +62,23 @@ def header(name: str) -> Name | None:
     return row if row is not None and row.kind == "header" else None
 
 
+#: CUDA headers the compatibility header's nvcc branch (`<cuda_runtime.h>`) already includes:
+#: only these may be replaced by it. `cuda.h` (the driver API, CUDA_VERSION) and
+#: `cuda_profiler_api.h` are not included by cuda_runtime.h, so they are mapped in place.
+COMPAT_CUDA_HEADERS = frozenset(
+    {"cuda_runtime.h", "cuda_runtime_api.h", "device_launch_parameters.h"}
+)
+
+
 def compat_covers(header_name: str) -> bool:
     """Whether the compatibility header stands in for this CUDA header (the runtime's)."""
     row = header(header_name)
-    return row is not None and row.supported and row.hip in COMPAT_HIP_HEADERS
+    return (
+        row is not None
+        and row.supported
+        and row.hip in COMPAT_HIP_HEADERS
+        and header_name in COMPAT_CUDA_HEADERS
+    )
 
 
 def api_name(name: str) -> Name | None:
