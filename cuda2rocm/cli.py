@@ -77,12 +77,13 @@ class _Session:
             self.paths,
             self.exclude,
             jobs=jobs,
-            cache=self._cache(),
+            cache=self.cache(),
             progress=progress,
             **self.discovery,
         )
 
-    def _cache(self):
+    def cache(self):
+        """The result cache shared by `lint` and `fix` (None with --no-cache)."""
         if self.opts.get("no_cache", True):
             return None
         from cuda2rocm.cache import DEFAULT_DIR, Cache, fingerprint
@@ -210,14 +211,19 @@ def _apply_baseline(session: _Session, opts: dict, result):
 
 def _lint_with_progress(session: _Session):
     """A progress bar on stderr for long runs, only when stderr is a terminal."""
+    return _with_progress("linting", session.lint)
+
+
+def _with_progress(label: str, run):
+    """`run(progress)` with a bar on stderr (bytes parsed), only when stderr is a terminal."""
     if not sys.stderr.isatty():
-        return session.lint()
+        return run(None)
     from rich.console import Console
     from rich.progress import Progress
 
     with Progress(console=Console(stderr=True), transient=True) as progress:
-        task = progress.add_task("linting", total=None)
-        return session.lint(lambda done, total: progress.update(task, completed=done, total=total))
+        task = progress.add_task(label, total=None)
+        return run(lambda done, total: progress.update(task, completed=done, total=total))
 
 
 def _emit(result, fmt: str, output: str | None, statistics: bool, no_frames: bool) -> None:
@@ -254,7 +260,7 @@ def _write(text: str, sink) -> None:
 
 @main.command()
 @_shared
-@click.option("-j", "--jobs", type=click.IntRange(min=1), help="Processes (default: all cores).")
+@_run_options
 @click.option("--rule", "rules", multiple=True, help="Apply only these rules' fixes (id or code).")
 @click.option("--unsafe", is_flag=True, default=None, help="Also apply unsafe fixes.")
 @click.option("--diff", is_flag=True, help="Print a unified diff; write nothing.")
@@ -286,8 +292,19 @@ def fix(paths, **opts) -> None:
     from cuda2rocm.runner import default_jobs
 
     jobs = opts.get("jobs") or default_jobs()
-    report = fix_paths(
-        session.linter, session.paths, session.exclude, unsafe, write, jobs, **session.discovery
+    report = _with_progress(
+        "fixing",
+        lambda progress: fix_paths(
+            session.linter,
+            session.paths,
+            session.exclude,
+            unsafe,
+            write,
+            jobs,
+            cache=session.cache(),
+            progress=progress,
+            **session.discovery,
+        ),
     )
     for outcome in report.outcomes:
         if diff and outcome.changed:

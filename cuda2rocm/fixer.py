@@ -46,7 +46,12 @@ def choose_fixes(diagnostics: Iterable[Diagnostic], unsafe: bool) -> list[Fix]:
     chosen: list[Fix] = []
     for diag in sorted(diagnostics, key=lambda d: d.sort_key):
         fix = diag.fix
-        if fix is None or diag.guarded or (fix.safety is Safety.UNSAFE and not unsafe) or not fix.edits:
+        if (
+            fix is None
+            or diag.guarded
+            or (fix.safety is Safety.UNSAFE and not unsafe)
+            or not fix.edits
+        ):
             continue
         if any(fix.edits == c.edits for c in chosen):
             continue
@@ -146,10 +151,21 @@ class FixReport:
 
 
 def fix_paths(
-    linter, paths, exclude=(), unsafe: bool = False, write: bool = True, jobs: int = 1, **discovery
+    linter,
+    paths,
+    exclude=(),
+    unsafe: bool = False,
+    write: bool = True,
+    jobs: int = 1,
+    cache=None,
+    progress=None,
+    **discovery,
 ) -> FixReport:
     """Fix every file under `paths` (in parallel when there are many); write only files that
-    change, atomically, from this process."""
+    change, atomically, from this process.
+
+    With `cache` (lint's result cache), a file whose cached findings have no fix to apply is
+    not parsed again. `progress(done, total)` counts the bytes of the files parsed."""
     from cuda2rocm import runner
     from cuda2rocm.build_context import python_sources, torch_built_dirs
     from cuda2rocm.discover import Problem, discover
@@ -165,10 +181,22 @@ def fix_paths(
         else:
             read.append((index, item, data))
     linter.torch_built_dirs = torch_built_dirs(python_sources(items, read))
-    work = [(item, data, unsafe) for _, item, data in read if linter.wants(item.language, data)]
-    for (item, _, _), (outcome, error) in zip(
-        work, runner.map_files(linter, _fix_one, work, jobs), strict=True
-    ):
+    work = [
+        (item, data, unsafe)
+        for _, item, data in read
+        if linter.wants(item.language, data)
+        and not runner.nothing_to_fix(linter, cache, item, data, unsafe)
+    ]
+    done, total = 0, sum(len(w[1]) for w in work)
+
+    def advance(n: int) -> None:
+        nonlocal done
+        done += n
+        if progress:
+            progress(done, total)
+
+    results = runner.map_files(linter, _fix_one, work, jobs, advance, weight=lambda w: len(w[1]))
+    for (item, _, _), (outcome, error) in zip(work, results, strict=True):
         if error:
             report.errors.append((item.display, error))
             continue

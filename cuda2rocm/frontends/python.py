@@ -21,6 +21,7 @@ from libcst.metadata import (
 )
 
 from cuda2rocm.catalogue import RuleSpec
+from cuda2rocm.frontends import python_fast
 from cuda2rocm.model import Diagnostic, Edit, Fix, Safety, Severity
 from cuda2rocm.sources import SourceFile
 
@@ -56,11 +57,13 @@ def _check_with_cpython(source: SourceFile) -> None:
         raise PythonParseError("cannot parse Python: nesting too deep") from exc
 
 
-def parse(source: SourceFile) -> cst.MetadataWrapper:
+def parse(source: SourceFile, text: str | None = None) -> cst.MetadataWrapper:
+    """LibCST's view of `source` (of `text` instead, when given: the fast pass's reduction,
+    which has the same offsets)."""
     if _too_deep(source.text):
         _check_with_cpython(source)
     try:
-        module = cst.parse_module(source.text)
+        module = cst.parse_module(source.text if text is None else text)
     except cst.ParserSyntaxError as exc:
         raise PythonParseError(
             f"cannot parse Python: {exc.message}", exc.raw_line, exc.raw_column + 1
@@ -75,10 +78,15 @@ class FileContext:
     use, not up front: positions only for a file with findings, scopes only when a rule
     follows a name) and the import aliases."""
 
-    def __init__(self, source: SourceFile, wrapper: cst.MetadataWrapper) -> None:
+    def __init__(
+        self, source: SourceFile, wrapper: cst.MetadataWrapper, tree: ast.Module | None = None
+    ) -> None:
         self.source = source
         self.wrapper = wrapper
+        #: The standard library's tree of the file, when the caller already has it.
+        self._tree = tree
         self._aliases: dict[str, set[str]] | None = None
+        self._bound: dict[tuple[frozenset[str], frozenset[str]], set[str]] = {}
         #: The stdlib parser rejected a file LibCST accepts: use LibCST's qualified names.
         self.fallback = False
         #: node -> parent, for the nodes the rules' traversal has entered.
@@ -86,6 +94,27 @@ class FileContext:
 
     def resolve(self, provider) -> Mapping:
         return self.wrapper.resolve(provider)
+
+    def bound_to(self, qualified: Iterable[str], attributes: Iterable[str] = ()) -> set[str] | None:
+        """Names that an assignment may bind to a value reading one of the `qualified` names
+        (or an attribute named in `attributes`): a superset, found at C speed, so that a rule
+        resolves scopes only for names in it. None when the standard library's parser could
+        not read the file (then any name may be)."""
+        if self._tree is None or self.fallback:
+            return None
+        key = (frozenset(qualified), frozenset(attributes))
+        if key not in self._bound:
+            # `a.b.c` is read through a local name bound to `a`, `a.b` or `a.b.c`, followed by
+            # the rest of the chain: all of these are identifiers of the value.
+            needs = {frozenset((a,)) for a in attributes}
+            for local, targets in self.aliases.items():
+                for target in targets:
+                    for name in key[0]:
+                        if name == target or name.startswith(target + "."):
+                            rest = name[len(target) + 1 :].split(".") if name != target else []
+                            needs.add(frozenset((local, *rest)))
+            self._bound[key] = python_fast.bound_to(self.source.text, self._tree, needs)
+        return self._bound[key]
 
     @property
     def aliases(self) -> dict[str, set[str]]:
@@ -96,20 +125,20 @@ class FileContext:
         project-local and left out.
         """
         if self._aliases is None:
-            self._aliases = _import_aliases(self.source.text)
+            self._aliases = _import_aliases(self.source.text, self._tree)
             if self._aliases is None:  # stdlib parser disagrees: fall back to LibCST
                 self._aliases = {}
                 self.fallback = True
         return self._aliases
 
 
-def _import_aliases(text: str) -> dict[str, set[str]] | None:
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+def _import_aliases(text: str, tree: ast.Module | None = None) -> dict[str, set[str]] | None:
+    if tree is None:
+        tree = python_fast.parse_ast(text)
+    if tree is None:
         return None
     aliases: dict[str, set[str]] = {}
-    for node in ast.walk(tree):
+    for node in python_fast.statements(tree.body):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.asname:
@@ -317,6 +346,11 @@ def requote(node: cst.SimpleString, value: str) -> str:
     return f"{node.prefix}{quote}{value}{quote}"
 
 
+#: Whether `run_rules` lets the fast pass blank the bodies no rule needs (tests turn it off to
+#: compare both paths).
+FAST_PASS = True
+
+
 def run_rules(
     source: SourceFile, rules: Iterable[tuple[RuleSpec, type[PythonRule]]]
 ) -> tuple[list[Diagnostic], list[tuple[RuleSpec, BaseException]]]:
@@ -325,10 +359,15 @@ def run_rules(
     Returns the diagnostics and, for each rule that raised, the exception (its findings on
     this file are dropped, since they may be incomplete).
     """
-    wrapper = parse(source)
+    rules = list(rules)
+    tree = python_fast.parse_ast(source.text)
+    reduced = None
+    if FAST_PASS and tree is not None and len(source.text) >= python_fast.MIN_BYTES:
+        reduced = python_fast.reduce(source.text, tree, {t for s, _ in rules for t in s.tokens})
+    wrapper = parse(source, reduced)
     sink: list[Diagnostic] = []
     visitors = [cls(spec, source, sink) for spec, cls in rules]
-    context = FileContext(source, wrapper)
+    context = FileContext(source, wrapper, tree)
     for visitor in visitors:
         visitor.context = context
     if visitors:
