@@ -46,12 +46,7 @@ def choose_fixes(diagnostics: Iterable[Diagnostic], unsafe: bool) -> list[Fix]:
     chosen: list[Fix] = []
     for diag in sorted(diagnostics, key=lambda d: d.sort_key):
         fix = diag.fix
-        if (
-            fix is None
-            or diag.guarded
-            or (fix.safety is Safety.UNSAFE and not unsafe)
-            or not fix.edits
-        ):
+        if fix is None or diag.guarded or (fix.safety is Safety.UNSAFE and not unsafe) or not fix.edits:
             continue
         if any(fix.edits == c.edits for c in chosen):
             continue

@@ -103,7 +103,8 @@ class Diagnostic:
         if data.get("fix"):
             f = data["fix"]
             edits = tuple(
-                Edit(e["start"], e["end"], e["replacement"], e.get("original")) for e in f["edits"]
+                Edit(e["start"], e["end"], e["replacement"], e.get("original"))
+                for e in f["edits"]
             )
             fix = Fix(Safety(f["safety"]), edits, f.get("description", ""))
         return cls(
