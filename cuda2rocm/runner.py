@@ -7,12 +7,10 @@ prints exactly what a serial one does.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import threading
 import time
 from collections.abc import Callable, Iterable
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from cuda2rocm.build_context import python_sources, torch_built_dirs
@@ -120,8 +118,12 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def _pool(linter: Linter, jobs: int) -> ProcessPoolExecutor:
-    # fork shares the already imported front-ends; spawn elsewhere.
+def _pool(linter: Linter, jobs: int):
+    # fork shares the already imported front-ends; spawn elsewhere. Imported here: a run
+    # small enough for one process (pre-commit, an editor) never pays for multiprocessing.
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
     return ProcessPoolExecutor(

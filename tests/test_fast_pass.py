@@ -96,6 +96,7 @@ from torch.cuda.amp import autocast as ac
 import torch
 
 IS_ROCM = False
+CAP = torch.cuda.get_device_capability()
 
 
 def enable():
@@ -119,6 +120,12 @@ def guarded():
     torch.backends.cuda.matmul.allow_tf32 = True
 
 
+def reads_a_module_level_name():
+    if CAP >= (8, 0):
+        return 1
+    return 0
+
+
 class Holder:
     def method(self):
         return [i for i in range(3)]
@@ -130,13 +137,15 @@ def test_aliases_globals_and_guards_keep_their_bodies(monkeypatch, reductions):
     linter = Linter(LINTABLE)
     full, fast = _both(monkeypatch, lambda: linter.lint_source(source))
     assert _json(fast) == _json(full)
-    assert {d.rule for d in full} >= {"amp-deprecated-api", "tf32-flags"}
+    assert {d.rule for d in full} >= {"amp-deprecated-api", "device-capability-gate"}
+    assert any(d.rule == "device-capability-gate" and d.position.line == 30 for d in full)
     tree = ast.parse(FAR)
     tokens = {t for r in LINTABLE if "python" in r.languages for t in r.tokens}
     reduced = python_fast.reduce(FAR, tree, tokens)
     assert reduced is not None and len(reduced) == len(FAR)
-    assert reduced.splitlines()[:4] == FAR.splitlines()[:4]
+    assert reduced.splitlines()[:5] == FAR.splitlines()[:5]
     kept = reduced.replace(" ", "")
-    assert "global" in kept and "withac()" in kept  # the global and the alias's use stay
+    # the global, the alias's use and the use of a name bound to a token stay
+    assert "global" in kept and "withac()" in kept and "ifCAP>=(8,0)" in kept
     assert "y=x+1" not in kept and "range(3)" not in kept  # bodies no rule needs go
     ast.parse(reduced)  # still Python, with the same lines

@@ -14,6 +14,8 @@ from typing import ClassVar
 
 import libcst as cst
 from libcst.metadata import (
+    CodePosition,
+    CodeRange,
     ParentNodeProvider,
     PositionProvider,
     QualifiedNameProvider,
@@ -87,6 +89,12 @@ class FileContext:
         self._tree = tree
         self._aliases: dict[str, set[str]] | None = None
         self._bound: dict[tuple[frozenset[str], frozenset[str]], set[str]] = {}
+        #: The traversal's stack of entered nodes (the Module first).
+        self.stack: list[cst.CSTNode] = []
+        #: Positions per top-level statement (the fast pass) rather than for the whole file.
+        self.statement_positions = False
+        self._statement_tables: dict[cst.CSTNode, Mapping | None] = {}
+        self._lines: dict[cst.CSTNode, int] | None = None
         #: The stdlib parser rejected a file LibCST accepts: use LibCST's qualified names.
         self.fallback = False
         #: node -> parent, for the nodes the rules' traversal has entered.
@@ -94,6 +102,76 @@ class FileContext:
 
     def resolve(self, provider) -> Mapping:
         return self.wrapper.resolve(provider)
+
+    def position(self, node: cst.CSTNode) -> CodeRange:
+        """Where `node` is. LibCST's PositionProvider generates the code of the whole file to
+        find out; the fast pass generates only the top-level statement that holds the node
+        (found through the traversal's parents, or the statement being traversed) and moves
+        its lines by where the standard library's parser puts that statement."""
+        if self.statement_positions:
+            statement = self._top_level(node)
+            if statement is not None:
+                table = self._positions_in(statement)
+                if table is not None and node in table:
+                    return table[node]
+        return self.resolve(PositionProvider)[node]
+
+    def _top_level(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        parents, current = self.parents, node
+        while current in parents:
+            parent = parents[current]
+            if isinstance(parent, cst.Module):
+                return current
+            if parent is None:
+                return None
+            current = parent
+        # Not entered yet: a rule reports on a child of what it visits, inside the statement
+        # the traversal is in.
+        return self.stack[1] if len(self.stack) > 1 else None
+
+    def _positions_in(self, statement: cst.CSTNode) -> Mapping | None:
+        if statement not in self._statement_tables:
+            self._statement_tables[statement] = self._compute_positions(statement)
+        return self._statement_tables[statement]
+
+    def _compute_positions(self, statement: cst.CSTNode) -> Mapping | None:
+        line = self._statement_lines().get(statement)
+        if line is None:
+            return None
+        module = self.wrapper.module
+        alone = module.with_changes(body=[statement], header=[], footer=[])
+        table = cst.MetadataWrapper(alone, unsafe_skip_copy=True).resolve(PositionProvider)
+        shift = line - table[statement].start.line
+        if shift == 0:
+            return table
+        return {
+            n: CodeRange(
+                CodePosition(r.start.line + shift, r.start.column),
+                CodePosition(r.end.line + shift, r.end.column),
+            )
+            for n, r in table.items()
+        }
+
+    def _statement_lines(self) -> dict[cst.CSTNode, int]:
+        """Top-level LibCST statement -> the line its first token is on (from ast: the same
+        statements in the same order; a line of `a; b` is one LibCST statement, two in ast)."""
+        if self._lines is None:
+            self._lines = {}
+            if self._tree is not None:
+                body = self._tree.body
+                index = 0
+                for statement in self.wrapper.module.body:
+                    if index >= len(body):
+                        self._lines = {}
+                        break
+                    self._lines[statement] = body[index].lineno
+                    if isinstance(statement, cst.SimpleStatementLine):
+                        index += len(statement.body)
+                    else:
+                        index += 1
+                if index != len(body):
+                    self._lines = {}  # the two parsers disagree: use LibCST's own positions
+        return self._lines
 
     def bound_to(self, qualified: Iterable[str], attributes: Iterable[str] = ()) -> set[str] | None:
         """Names that an assignment may bind to a value reading one of the `qualified` names
@@ -205,7 +283,7 @@ class PythonRule(cst.BatchableCSTVisitor):
 
     # -- positions and text ------------------------------------------------------------------
     def span(self, node: cst.CSTNode) -> tuple[int, int]:
-        rng = self.get_metadata(PositionProvider, node)
+        rng = self.context.position(node)
         lines = self.source.lines
         return (
             lines.offset(rng.start.line, rng.start.column),
@@ -368,12 +446,13 @@ def run_rules(
     sink: list[Diagnostic] = []
     visitors = [cls(spec, source, sink) for spec, cls in rules]
     context = FileContext(source, wrapper, tree)
+    context.statement_positions = FAST_PASS and tree is not None
     for visitor in visitors:
         visitor.context = context
     if visitors:
         # Record each node's parent as the rules' own traversal enters it: LibCST's
         # ParentNodeProvider would walk the whole tree again (the costliest metadata here).
-        parents, stack = context.parents, []
+        parents, stack = context.parents, context.stack
 
         def enter(node: cst.CSTNode) -> None:
             parents[node] = stack[-1] if stack else None

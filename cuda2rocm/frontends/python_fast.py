@@ -44,13 +44,12 @@ def parse_ast(text: str) -> ast.Module | None:
 def reduce(text: str, tree: ast.Module, tokens: Iterable[str]) -> str | None:
     """`text` with the bodies no rule needs blanked, or None when nothing would be blanked."""
     offsets = _Offsets(text)
-    words = set(tokens)
-    for node in statements(tree.body) if _has_tokens(text, words) else ():
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            segment = text[offsets.start(node) : offsets.end(node)]
-            if any(t in segment for t in tokens):
-                for alias in node.names:
-                    words.add((alias.asname or alias.name).split(".", 1)[0])
+    tokens = set(tokens)
+    words = (
+        set(tokens) | _bound_names(text, tree, offsets, tokens)
+        if _has_tokens(text, tokens)
+        else set()
+    )
     if not words:
         return None
     pattern = re.compile(
@@ -71,6 +70,63 @@ def reduce(text: str, tree: ast.Module, tokens: Iterable[str]) -> str | None:
         last = end
     pieces.append(text[last:])
     return "".join(pieces)
+
+
+def _bound_names(text: str, tree: ast.Module, offsets: _Offsets, tokens: set[str]) -> set[str]:
+    """Names bound, anywhere, to a value that holds a token or another such name (to a
+    fixpoint): imports, assignments, loop and `with` targets, walrus targets, parameters.
+    A body that reads one of them may hold a finding (`cap = get_device_capability()` at
+    module level, `if cap < (8, 0)` in a function), so it is kept."""
+    bindings: list[tuple[str, set[str], set[str]]] = []
+
+    def add(value: ast.AST | str, targets: Iterable[ast.AST]) -> None:
+        names = {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+        if names:
+            segment = value if isinstance(value, str) else _segment(text, offsets, value)
+            bindings.append((segment, set(_IDENTIFIER.findall(segment)), names))
+
+    for node in statements(tree.body):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            segment = _segment(text, offsets, node)
+            names = {(a.asname or a.name).split(".", 1)[0] for a in node.names}
+            bindings.append((segment, set(_IDENTIFIER.findall(segment)), names))
+        elif isinstance(node, ast.Assign):
+            add(node.value, node.targets)
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)) and node.value is not None:
+            add(node.value, [node.target])
+        elif isinstance(node, (ast.For, ast.AsyncFor)):
+            add(node.iter, [node.target])
+        elif isinstance(node, (ast.With, ast.AsyncWith)):
+            for item in node.items:
+                if item.optional_vars is not None:
+                    add(item.context_expr, [item.optional_vars])
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            header = text[offsets.start(node) : offsets.body_start(node.body[0])]
+            arguments = node.args
+            params = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
+            params += [a for a in (arguments.vararg, arguments.kwarg) if a is not None]
+            names = {a.arg for a in params}
+            if names:
+                bindings.append((header, set(_IDENTIFIER.findall(header)), names))
+    if ":=" in text:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.NamedExpr):
+                add(node.value, [node.target])
+    found: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for segment, identifiers, names in bindings:
+            if names <= found:
+                continue
+            if identifiers & found or any(t in segment for t in tokens):
+                found |= names
+                changed = True
+    return found
+
+
+def _segment(text: str, offsets: _Offsets, node: ast.AST) -> str:
+    return text[offsets.start(node) : offsets.end(node)]
 
 
 def _has_tokens(text: str, words: set[str]) -> bool:
