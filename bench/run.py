@@ -2,6 +2,8 @@
 
     python bench/run.py                     # synthetic tree (3,000 Python + 300 C++ files)
     python bench/run.py --real diffusers    # also a real project's sdist, fetched now
+    python bench/run.py --real-only --git https://github.com/huggingface/diffusers \
+        --git https://github.com/Dao-AILab/flash-attention   # real trees, cloned now
 
 Each repetition runs every tool once, alternating, so that machine noise hits all of them alike;
 the table shows medians, ratios to ruff, and peak memory (the largest process of a run). Ruff and
@@ -39,6 +41,18 @@ peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
 print(f"{wall} {peak} {proc.returncode}")
 """
 
+TREE_SITTER = r"""
+import os, sys, tree_sitter, tree_sitter_cuda
+parser = tree_sitter.Parser(tree_sitter.Language(tree_sitter_cuda.language()))
+suffixes = (".cu", ".cuh", ".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".hxx", ".inl")
+for base, dirs, files in os.walk(sys.argv[1]):
+    dirs[:] = [d for d in dirs if not d.startswith(".")]
+    for name in files:
+        if name.endswith(suffixes):
+            with open(os.path.join(base, name), "rb") as fh:
+                parser.parse(fh.read())
+"""
+
 FLOOR = r"""
 import os, sys
 total = 0
@@ -71,9 +85,11 @@ def measure(command: list[str], cwd: Path) -> tuple[float, float, int]:
     return float(out[0]), int(out[1]) / 1024, int(out[2])
 
 
-def benchmark(tree: Path, reps: int, jobs: int | None) -> list[dict]:
-    ruff = tool_python("ruff", ["ruff"]).parent / "ruff"
-    torchfix = tool_python("torchfix", ["torchfix==0.7.0"]).parent / "torchfix"
+def benchmark(tree: Path, reps: int, jobs: int | None, torchfix_too: bool = True) -> list[dict]:
+    ruff = Path(os.environ.get("RUFF") or tool_python("ruff", ["ruff"]).parent / "ruff")
+    torchfix = (
+        tool_python("torchfix", ["torchfix==0.7.0"]).parent / "torchfix" if torchfix_too else None
+    )
     me = [sys.executable, "-m", "cuda2rocm"]
     cache = Path(tempfile.mkdtemp(prefix="c2r-cache-"))
     jobs_args = ["-j", str(jobs)] if jobs else []
@@ -99,12 +115,28 @@ def benchmark(tree: Path, reps: int, jobs: int | None) -> list[dict]:
             "--quiet",
             ".",
         ],
+        "tree-sitter parse of C/C++/CUDA, 1 thread": lambda: [
+            sys.executable,
+            "-c",
+            TREE_SITTER,
+            ".",
+        ],
         "cuda2rocm lint (cold)": lambda: lint(jobs_args, clear=True),
         "cuda2rocm lint (warm)": lambda: lint(jobs_args, clear=False),
+        "cuda2rocm fix --check (after warm lint)": lambda: [
+            *me,
+            "fix",
+            "--check",
+            "--cache-dir",
+            str(cache),
+            *jobs_args,
+            ".",
+        ],
         "cuda2rocm lint (one file changed)": one_changed,
         "cuda2rocm lint -j1 (cold)": lambda: lint(["-j", "1"], clear=True),
-        "TorchFix": lambda: [str(torchfix), "."],
     }
+    if torchfix is not None:
+        tools["TorchFix"] = lambda: [str(torchfix), "."]
     times: dict[str, list[float]] = {k: [] for k in tools}
     peaks: dict[str, float] = dict.fromkeys(tools, 0.0)
     for rep in range(reps):
@@ -142,6 +174,17 @@ def print_rows(title: str, rows: list[dict]) -> None:
             f"{r['peak_mb']:8.0f}"
         )
     by = {r["tool"]: r["median_s"] for r in rows}
+    ruff = by["ruff check (default rules, cold)"]
+    cold, warm = by["cuda2rocm lint (cold)"], by["cuda2rocm lint (warm)"]
+    bare = by["tree-sitter parse of C/C++/CUDA, 1 thread"]
+    peak = max(r["peak_mb"] for r in rows if r["tool"].startswith("cuda2rocm"))
+    print(
+        f"ratios: cold/ruff {cold / ruff:.2f} (target 3) | warm/ruff {warm / ruff:.2f} (1) | "
+        f"one changed/warm {by['cuda2rocm lint (one file changed)'] / warm:.2f} (~1) | "
+        f"fix --check/warm {by['cuda2rocm fix --check (after warm lint)'] / warm:.2f} (2) | "
+        f"cold/(tree-sitter + ruff) {cold / (bare + ruff):.2f} (3) | peak {peak:.0f} MB (300)"
+    )
+    print(f"load average at the end: {', '.join(f'{x:.1f}' for x in os.getloadavg())}")
     if "TorchFix" in by:
         print(f"TorchFix / cuda2rocm cold: {by['TorchFix'] / by['cuda2rocm lint (cold)']:.1f}×")
 
@@ -170,6 +213,13 @@ def fetch_sdist(package: str, workdir: Path) -> Path:
     return next(p for p in workdir.iterdir() if p.is_dir())
 
 
+def clone(url: str, workdir: Path) -> Path:
+    """A shallow clone of a real project (a URL or a local mirror), made now, never committed."""
+    target = workdir / Path(url.rstrip("/")).name.removesuffix(".git")
+    subprocess.run(["git", "clone", "-q", "--depth", "1", url, str(target)], check=True)
+    return target
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=5)
@@ -180,6 +230,13 @@ def main() -> None:
     parser.add_argument(
         "--real", metavar="PACKAGE", help="also benchmark this sdist (e.g. diffusers)"
     )
+    parser.add_argument(
+        "--git", action="append", default=[], help="also benchmark this repository (cloned now)"
+    )
+    parser.add_argument(
+        "--tree", action="append", default=[], help="also benchmark a copy of this folder"
+    )
+    parser.add_argument("--no-torchfix", action="store_true", help="leave TorchFix out")
     parser.add_argument("--json", type=Path, help="also write the results here")
     parser.add_argument("--real-only", action="store_true", help="skip the synthetic tree")
     args = parser.parse_args()
@@ -189,7 +246,7 @@ def main() -> None:
             tree = Path(tmp) / "tree"
             info = generate(tree, args.seed, args.python_files, args.cpp_files)
             print(f"synthetic tree: {info}", file=sys.stderr)
-            rows = benchmark(tree, args.reps, args.jobs)
+            rows = benchmark(tree, args.reps, args.jobs, not args.no_torchfix)
             print_rows(
                 f"Synthetic tree ({info['python_files']} .py, {info['cpp_files']} C++, "
                 f"{info['lines']} lines, seed {args.seed}), {os.cpu_count()} cores",
@@ -198,9 +255,20 @@ def main() -> None:
             results["synthetic"] = {"tree": info, "rows": rows}
         if args.real:
             source = fetch_sdist(args.real, Path(tmp) / "real")
-            rows = benchmark(source, args.reps, args.jobs)
+            rows = benchmark(source, args.reps, args.jobs, not args.no_torchfix)
             print_rows(f"Real project: {source.name}", rows)
             results["real"] = {"tree": source.name, "rows": rows}
+        sources = [clone(url, Path(tmp)) for url in args.git]
+        for folder in args.tree:
+            sources.append(Path(tmp) / Path(folder).name)
+            shutil.copytree(folder, sources[-1], ignore=shutil.ignore_patterns(".cuda2rocm_cache"))
+        for source in sources:
+            commit = subprocess.run(
+                ["git", "-C", str(source), "rev-parse", "HEAD"], capture_output=True, text=True
+            ).stdout.strip()
+            rows = benchmark(source, args.reps, args.jobs, not args.no_torchfix)
+            print_rows(f"Real project: {source.name} @ {commit[:12]}", rows)
+            results[source.name] = {"tree": source.name, "commit": commit, "rows": rows}
     if args.json:
         args.json.write_text(json.dumps(results, indent=2))
 

@@ -318,12 +318,12 @@ def _apply_baselines(session, opts: dict, parts) -> list[str]:
 class _ProgressBar:
     """A progress callback drawing on stderr while a run lasts (only on a terminal)."""
 
-    def __init__(self) -> None:
+    def __init__(self, what: str = "linting") -> None:
         from rich.console import Console
         from rich.progress import Progress
 
         self.progress = Progress(console=Console(stderr=True), transient=True)
-        self.task = self.progress.add_task("linting", total=None)
+        self.task = self.progress.add_task(what, total=None)
         self.progress.start()
 
     def __call__(self, done: int, total: int) -> None:
@@ -425,21 +425,30 @@ def _fix_groups(session, groups, opts: dict, write: bool):
     from cuda2rocm.runner import default_jobs
 
     total = FixReport()
-    for group in groups:
-        unsafe = opts.get("unsafe_fixes")
-        if unsafe is None:
-            unsafe = group.config.unsafe_fixes
-        report = fix_paths(
-            group.linter,
-            [str(item.path) for item in group.items],
-            (),
-            unsafe,
-            write,
-            session.options.jobs or default_jobs(),
-        )
-        total.outcomes += report.outcomes
-        total.errors += report.errors
-        total.headers += report.headers
+    bar = _ProgressBar("fixing") if sys.stderr.isatty() else None
+    try:
+        for group in groups:
+            unsafe = opts.get("unsafe_fixes")
+            if unsafe is None:
+                unsafe = group.config.unsafe_fixes
+            # Lint's result cache: files whose cached findings have nothing to fix are not
+            # parsed again.
+            report = fix_paths(
+                group.linter,
+                [str(item.path) for item in group.items],
+                (),
+                unsafe,
+                write,
+                session.options.jobs or default_jobs(),
+                cache=session.cache(group),
+                progress=bar,
+            )
+            total.outcomes += report.outcomes
+            total.errors += report.errors
+            total.headers += report.headers
+    finally:
+        if bar is not None:
+            bar.close()
     for outcome in total.outcomes:
         if outcome.refused:
             click.echo(f"{outcome.path}: {outcome.refused}", err=True)
@@ -469,7 +478,7 @@ def _fix_summary(report, opts: dict, err: bool, write: bool = True) -> None:
 
 @main.command()
 @_apply(_SHARED)
-@click.option("-j", "--jobs", type=click.IntRange(min=1), help="Processes (default: all cores).")
+@_apply(_RUN)
 @click.option(
     "--rule",
     "rules",

@@ -107,6 +107,8 @@ class Linter:
         #: The project's own macros (header #defines, build -D flags) for the preprocessor
         #: model: a context.project_macros.ProjectMacros set by the runner, or None.
         self.project_macros = None
+        #: Digest of the run-wide context (Python flags, build membership) for cache keys.
+        self.context_key = ""
         #: Flags and helpers with a known value on ROCm, per Python module of the run (set by
         #: the runner): `from .utils import IS_ROCM` in another file is understood.
         self.python_index = None

@@ -200,10 +200,21 @@ class FixReport:
 
 
 def fix_paths(
-    linter, paths, exclude=(), unsafe: bool = False, write: bool = True, jobs: int = 1, **discovery
+    linter,
+    paths,
+    exclude=(),
+    unsafe: bool = False,
+    write: bool = True,
+    jobs: int = 1,
+    cache=None,
+    progress=None,
+    **discovery,
 ) -> FixReport:
     """Fix every file under `paths` (in parallel when there are many); write only files that
-    change, atomically, from this process."""
+    change, atomically, from this process.
+
+    With `cache` (lint's result cache), a file whose cached findings have no fix to apply is
+    not parsed again. `progress(done, total)` counts the bytes of the files parsed."""
     from cuda2rocm import runner
     from cuda2rocm.discover import Problem, discover
 
@@ -218,11 +229,23 @@ def fix_paths(
         else:
             read.append((index, item, data))
     runner.prepare(linter, items, read)  # never fix code ROCm does not build or run
-    work = [(item, data, unsafe) for _, item, data in read if linter.wants(item.language, data)]
+    work = [
+        (item, data, unsafe)
+        for _, item, data in read
+        if linter.wants(item.language, data)
+        and not runner.nothing_to_fix(linter, cache, item, data, unsafe)
+    ]
     targets: list[tuple] = []
-    for (item, _, _), (outcome, error) in zip(
-        work, runner.map_files(linter, _fix_one, work, jobs), strict=True
-    ):
+    done, total = 0, sum(len(w[1]) for w in work)
+
+    def advance(n: int) -> None:
+        nonlocal done
+        done += n
+        if progress:
+            progress(done, total)
+
+    results = runner.map_files(linter, _fix_one, work, jobs, advance, weight=lambda w: len(w[1]))
+    for (item, _, _), (outcome, error) in zip(work, results, strict=True):
         if error:
             report.errors.append((item.display, error))
             continue

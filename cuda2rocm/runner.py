@@ -7,18 +7,17 @@ prints exactly what a serial one does.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import threading
 import time
 from collections.abc import Callable, Iterable
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from cuda2rocm.build_context import hipified_dirs, python_sources, torch_built_dirs
 from cuda2rocm.cache import Cache, content_hash
 from cuda2rocm.discover import Found, Problem, discover
 from cuda2rocm.engine import Linter, LintResult, Notice, _general, is_recovery_notice
+from cuda2rocm.model import Safety
 
 #: Below this many files to parse, a pool costs more than it saves.
 MIN_PARALLEL = 24
@@ -47,27 +46,71 @@ def _run_chunk(task: tuple[Callable, list]) -> list:
     return [function(_worker_linter, item) for item in chunk]
 
 
-def map_files(linter: Linter, function: Callable, work: list, jobs: int, done=None) -> list:
+def map_files(
+    linter: Linter,
+    function: Callable,
+    work: list,
+    jobs: int,
+    done: Callable[[int], None] | None = None,
+    weight: Callable[[object], int] | None = None,
+) -> list:
     """`[function(linter, w) for w in work]`, in a process pool when the work is large enough.
 
     `function` must be a module-level function (it is sent to the workers by name); results
-    come back in order. `done(n)` is called as results arrive.
+    come back in order. `done(n)` is called as results arrive, with the summed `weight` of
+    the work they finish (default: one per item), so progress can count bytes parsed.
     """
+    measure = weight or (lambda _: 1)
     if jobs <= 1 or len(work) < MIN_PARALLEL:
         results = []
         for w in work:
             results.append(function(linter, w))
             if done:
-                done(1)
+                done(measure(w))
         return results
     chunks = [work[k : k + CHUNK] for k in range(0, len(work), CHUNK)]
     results = []
     with _pool(linter, min(jobs, len(chunks))) as pool:
-        for chunk_results in pool.map(_run_chunk, [(function, c) for c in chunks]):
+        for chunk, chunk_results in zip(
+            chunks, pool.map(_run_chunk, [(function, c) for c in chunks]), strict=True
+        ):
             results += chunk_results
             if done:
-                done(len(chunk_results))
+                done(sum(measure(w) for w in chunk))
     return results
+
+
+def file_digest(linter: Linter, item: Found, data: bytes) -> str:
+    """The cache key of one file's results: its content and what outside it changes them.
+    `lint` and `fix` both use this one function, so context added here applies to both."""
+    built = item.language == "cuda" and linter.torch_built_for(item.display)
+    digest = content_hash(data) + ("+torch" if built else "") + linter.context_key
+    if item.language == "cuda" and linter.hipified_for(item.display):
+        digest += "+hipified"
+    if linter.project_macros is not None and (
+        item.language == "cuda" or linter._may_embed(data)
+    ):
+        digest += "+pp" + linter.project_macros.digest
+    return digest
+
+
+def nothing_to_fix(
+    linter: Linter, cache: Cache | None, item: Found, data: bytes, unsafe: bool
+) -> bool:
+    """Whether the cache already shows that `fix` would change nothing in this file (its
+    cached findings have no applicable fix): then `fix` need not parse it again."""
+    if cache is None:
+        return False
+    found = cache.get(item.display, file_digest(linter, item, data))
+    if found is None:
+        return False
+    return not any(
+        d.fix is not None
+        and d.fix.edits
+        and not d.guarded
+        and (unsafe or d.fix.safety is not Safety.UNSAFE)
+        for d in found
+    )
 
 
 def _lint_one(linter: Linter, work: tuple[int, Found, bytes, str | None]) -> list:
@@ -142,8 +185,12 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def _pool(linter: Linter, jobs: int) -> ProcessPoolExecutor:
-    # fork shares the already imported front-ends; spawn elsewhere.
+def _pool(linter: Linter, jobs: int):
+    # fork shares the already imported front-ends; spawn elsewhere. Imported here: a run
+    # small enough for one process (pre-commit, an editor) never pays for multiprocessing.
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
     return ProcessPoolExecutor(
@@ -196,7 +243,8 @@ def prepare(linter: Linter, items: list[Found], read: list[tuple[int, Found, byt
     linter.project_macros = ProjectMacros.build(
         texts, build_defines.index(builds), linter.torch_built_for
     )
-    return _python_and_build_context(linter, items, read)
+    linter.context_key = _python_and_build_context(linter, items, read)
+    return linter.context_key
 
 
 def run(
@@ -222,36 +270,32 @@ def run(
                 result.notices.append(notice)
         else:
             read.append((index, item, data))
-    context_key = prepare(linter, items, read)
+    prepare(linter, items, read)
     pending: list[tuple[int, Found, bytes, str | None]] = []
     for index, item, data in read:
         if not linter.wants(item.language, data):
             continue
-        digest = None
-        if cache is not None:
-            built = item.language == "cuda" and linter.torch_built_for(item.display)
-            digest = content_hash(data) + ("+torch" if built else "") + context_key
-            if item.language == "cuda" and linter.hipified_for(item.display):
-                digest += "+hipified"
-            if item.language == "cuda" or linter._may_embed(data):
-                digest += "+pp" + linter.project_macros.digest
+        digest = file_digest(linter, item, data) if cache is not None else None
         cached = cache.get(item.display, digest) if cache is not None else None
         if cached is not None:
             per_file[index] = cached
         else:
             pending.append((index, item, data, digest))
-    done = len(items) - len(pending)
+    # Progress counts the bytes parsed (files found, read or cached cost next to nothing).
+    done, total = 0, sum(len(work[2]) for work in pending)
     if progress:
-        progress(done, len(items))
+        progress(done, total)
 
     def advance(n: int) -> None:
         nonlocal done
         done += n
         if progress:
-            progress(done, len(items))
+            progress(done, total)
 
     for work, diagnostics in zip(
-        pending, map_files(linter, _lint_one, pending, jobs, advance), strict=True
+        pending,
+        map_files(linter, _lint_one, pending, jobs, advance, weight=lambda w: len(w[2])),
+        strict=True,
     ):
         per_file[work[0]] = diagnostics
     if cache is not None:

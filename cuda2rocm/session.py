@@ -171,24 +171,20 @@ class Session:
         from cuda2rocm import runner
         from cuda2rocm.engine import _general
 
-        total = sum(len(g.items) for g in groups)
-        offset = 0
         parts: list[tuple[Group, LintResult]] = []
         for group in groups:
-            base = offset
-
-            def step(done: int, _total: int, base: int = base) -> None:
+            # The runner counts bytes of the files it parses; each group draws its own bar.
+            def step(done: int, total: int) -> None:
                 if progress:
-                    progress(base + done, total)
+                    progress(done, total)
 
             result = runner.run(
                 group.linter,
                 [str(item.path) for item in group.items],
                 jobs=self.options.jobs or runner.default_jobs(),
-                cache=self._cache(group),
+                cache=self.cache(group),
                 progress=step,
             )
-            offset += len(group.items)
             parts.append((group, result))
         for problem in self.problems:
             config = self.config_for(problem.display)
@@ -215,7 +211,7 @@ class Session:
                 out.append(raw)
         return out
 
-    def _cache(self, group: Group):
+    def cache(self, group: Group):
         if not self.options.cache:
             return None
         from cuda2rocm.cache import DEFAULT_DIR, Cache, fingerprint

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from cuda2rocm import cache as cache_module
 from cuda2rocm import runner
@@ -116,3 +117,37 @@ def test_parallel_fix_writes_what_a_serial_fix_writes(write, tmp_path):
             tmp_path / "b" / f"m{i}.py"
         ).read_text()
     assert 'torch.amp.autocast("cuda", enabled=True)' in (tmp_path / "a" / "m0.py").read_text()
+
+
+def test_fix_reuses_the_cache_and_parses_only_files_with_a_fix(write, tmp_path, monkeypatch):
+    """After a warm lint, `fix --check` re-parses only the files whose cached findings have a
+    fix to apply; a file with findings but nothing to fix is not parsed again."""
+    from click.testing import CliRunner
+
+    from cuda2rocm.cli import main
+
+    fixable = write("pkg/fixable.py", "import torch\nwith torch.cuda.amp.autocast():\n    pass\n")
+    write("pkg/report_only.py", "import torch\ntorch.backends.cuda.matmul.allow_tf32 = True\n")
+    write("pkg/clean.py", "import torch\nx = torch.cuda.is_available()\n")
+    cache_dir = str(tmp_path / "cache")
+    args = ["--cache-dir", cache_dir, "-j", "1", str(tmp_path / "pkg")]
+    lint = CliRunner().invoke(main, ["lint", "--format", "concise", *args])
+    assert "tf32-flags" in lint.output and "amp-deprecated-api" in lint.output
+    parsed: list[str] = []
+    original = Linter.lint_source
+
+    def counting(self, source, rules=None):
+        parsed.append(Path(source.path).name)
+        return original(self, source, rules)
+
+    monkeypatch.setattr(Linter, "lint_source", counting)
+    check = CliRunner().invoke(main, ["fix", "--check", *args])
+    assert check.exit_code == 1, check.output
+    assert set(parsed) == {"fixable.py"}
+    assert fixable.read_text().startswith("import torch\nwith torch.cuda.amp.autocast()")
+    parsed.clear()
+    no_cache = CliRunner().invoke(
+        main, ["fix", "--check", "--no-cache", "-j", "1", str(tmp_path / "pkg")]
+    )
+    assert no_cache.exit_code == 1
+    assert "report_only.py" in parsed  # without the cache every candidate file is parsed

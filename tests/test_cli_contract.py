@@ -17,7 +17,8 @@ from cuda2rocm.catalogue import find_rule, load_catalogue
 BAD = 'import torch\nx = torch.zeros(1, device="hip")\n'
 WARN = "import torch\nwith torch.cuda.amp.autocast():\n    pass\n"
 INFO = "import torch\ntorch.backends.cudnn.benchmark = True\n"
-UNSAFE = 'FROM rocm/pytorch:latest\nENV TORCH_CUDA_ARCH_LIST="8.0;8.6" MAX_JOBS=8\n'
+#: A finding whose only fix is unsafe (hip-platform-hcc: `__HCC__` -> `__HIP__`).
+UNSAFE = "#ifdef __HCC__\nint f() { return 1; }\n#endif\n"
 
 
 def _found(result) -> list[tuple[str, str]]:
@@ -188,7 +189,7 @@ def test_fix_of_a_missing_path_exits_2(cli, write, tmp_path):
 
 def test_fix_counts_what_remains_and_exits_on_it(cli, write, tmp_path):
     write("a.py", BAD + "import pynvml\n")
-    write("Dockerfile", UNSAFE)
+    write("k.cu", UNSAFE)
     result = cli("fix", ".", cwd=tmp_path)
     left = _found(cli("lint", "--format", "json", ".", cwd=tmp_path))
     assert ("a.py", "device-string-hip") not in left
@@ -200,7 +201,7 @@ def test_fix_counts_what_remains_and_exits_on_it(cli, write, tmp_path):
 
 def test_lint_fix_show_fixes_and_unsafe_fixes(cli, write, tmp_path):
     path = write("a.py", BAD + WARN.split("\n", 1)[1])
-    write("Dockerfile", UNSAFE)
+    write("k.cu", UNSAFE)
     result = cli("lint", "--fix", "--show-fixes", "--format", "concise", ".", cwd=tmp_path)
     assert "Fixed 2 findings in 1 files." in result.stdout
     assert "- a.py:" in result.stdout and "1 × CR102 (device-string-hip)" in result.stdout
@@ -209,15 +210,15 @@ def test_lint_fix_show_fixes_and_unsafe_fixes(cli, write, tmp_path):
     assert 'device="cuda"' in path.read_text()
     write("cuda2rocm.toml", "unsafe-fixes = true\n")
     assert cli("lint", "--fix", "--no-unsafe-fixes", ".", cwd=tmp_path).returncode == 1
-    assert "PYTORCH_ROCM_ARCH" not in (tmp_path / "Dockerfile").read_text()
+    assert "__HIP__" not in (tmp_path / "k.cu").read_text()
     assert cli("lint", "--fix", ".", cwd=tmp_path).returncode == 0
-    assert "PYTORCH_ROCM_ARCH" in (tmp_path / "Dockerfile").read_text()
+    assert "__HIP__" in (tmp_path / "k.cu").read_text()
 
 
 def test_unsafe_alias_still_works(cli, write, tmp_path):
-    write("Dockerfile", UNSAFE)
+    write("k.cu", UNSAFE)
     assert cli("fix", "--unsafe", ".", cwd=tmp_path).returncode == 0
-    assert "PYTORCH_ROCM_ARCH" in (tmp_path / "Dockerfile").read_text()
+    assert "__HIP__" in (tmp_path / "k.cu").read_text()
 
 
 # 6. One selection grammar -------------------------------------------------------------------
@@ -352,13 +353,13 @@ def test_every_format_shows_notices(cli, write, tmp_path, fmt):
 
 def test_concise_marks_only_safe_fixes_and_closes_with_a_count(cli, write, tmp_path):
     write("a.py", BAD)
-    write("Dockerfile", UNSAFE)
+    write("k.cu", UNSAFE)
     lines = cli("lint", "--format", "concise", ".", cwd=tmp_path).stdout.splitlines()
-    unsafe = next(line for line in lines if line.startswith("Dockerfile:"))
+    unsafe = next(line for line in lines if line.startswith("k.cu:"))
     safe = next(line for line in lines if line.startswith("a.py:"))
     assert "[*]" not in unsafe and "CR102 [*]" in safe
     assert lines[-2:] == [
-        "Found 2 findings in 2 files: 1 errors, 1 warnings, 0 info.",
+        "Found 2 findings in 2 files: 2 errors, 0 warnings, 0 info.",
         "[*] 1 fixable with `cuda2rocm lint --fix` (1 more fixes available with `--unsafe-fixes`).",
     ]
 
@@ -488,7 +489,7 @@ def test_html_report_wording_order_and_markdown():
             fix,
         )
 
-    safe = Fix(Safety.SAFE, (Edit(0, 1, "x"),), "use `cuda`")
+    safe = Fix(Safety.SAFE, (Edit(0, 1, "x", "h"),), "use `cuda`")
     result = LintResult(
         diagnostics=[
             finding(1, Severity.INFO, "cudnn-benchmark", "see `cudnn.benchmark`"),

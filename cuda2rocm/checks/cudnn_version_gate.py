@@ -58,6 +58,9 @@ class Rule(NameAware):
         return None
 
     def _bound_once(self, name: cst.Name) -> cst.BaseExpression | None:
+        candidates = self.context.bound_to(VERSION)
+        if candidates is not None and name.value not in candidates:
+            return None  # bound to nothing that reads the version: no scope analysis
         scope = self.get_metadata(ScopeProvider, name, None)
         if scope is None:
             return None

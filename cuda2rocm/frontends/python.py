@@ -15,6 +15,8 @@ from typing import ClassVar
 import libcst as cst
 from libcst._nodes.internal import CodegenState
 from libcst.metadata import (
+    CodePosition,
+    CodeRange,
     ParentNodeProvider,
     PositionProvider,
     QualifiedNameProvider,
@@ -22,6 +24,7 @@ from libcst.metadata import (
 )
 
 from cuda2rocm.catalogue import RuleSpec
+from cuda2rocm.frontends import python_fast
 from cuda2rocm.model import Diagnostic, Edit, Fix, Safety, Severity
 from cuda2rocm.sources import SourceFile
 
@@ -57,11 +60,13 @@ def _check_with_cpython(source: SourceFile) -> None:
         raise PythonParseError("cannot parse Python: nesting too deep") from exc
 
 
-def parse(source: SourceFile) -> cst.MetadataWrapper:
+def parse(source: SourceFile, text: str | None = None) -> cst.MetadataWrapper:
+    """LibCST's view of `source` (of `text` instead, when given: the fast pass's reduction,
+    which has the same offsets)."""
     if _too_deep(source.text):
         _check_with_cpython(source)
     try:
-        module = cst.parse_module(source.text)
+        module = cst.parse_module(source.text if text is None else text)
     except cst.ParserSyntaxError as exc:
         raise PythonParseError(
             f"cannot parse Python: {exc.message}", exc.raw_line, exc.raw_column + 1
@@ -76,10 +81,21 @@ class FileContext:
     use, not up front: positions only for a file with findings, scopes only when a rule
     follows a name) and the import aliases."""
 
-    def __init__(self, source: SourceFile, wrapper: cst.MetadataWrapper) -> None:
+    def __init__(
+        self, source: SourceFile, wrapper: cst.MetadataWrapper, tree: ast.Module | None = None
+    ) -> None:
         self.source = source
         self.wrapper = wrapper
+        #: The standard library's tree of the file, when the caller already has it.
+        self._tree = tree
         self._aliases: dict[str, set[str]] | None = None
+        self._bound: dict[tuple[frozenset[str], frozenset[str]], set[str]] = {}
+        #: The traversal's stack of entered nodes (the Module first).
+        self.stack: list[cst.CSTNode] = []
+        #: Positions per top-level statement (the fast pass) rather than for the whole file.
+        self.statement_positions = False
+        self._statement_tables: dict[cst.CSTNode, Mapping | None] = {}
+        self._lines: dict[cst.CSTNode, int] | None = None
         #: The stdlib parser rejected a file LibCST accepts: use LibCST's qualified names.
         self.fallback = False
         #: node -> parent, for the nodes the rules' traversal has entered.
@@ -87,6 +103,97 @@ class FileContext:
 
     def resolve(self, provider) -> Mapping:
         return self.wrapper.resolve(provider)
+
+    def position(self, node: cst.CSTNode) -> CodeRange:
+        """Where `node` is. LibCST's PositionProvider generates the code of the whole file to
+        find out; the fast pass generates only the top-level statement that holds the node
+        (found through the traversal's parents, or the statement being traversed) and moves
+        its lines by where the standard library's parser puts that statement."""
+        if self.statement_positions:
+            statement = self._top_level(node)
+            if statement is not None:
+                table = self._positions_in(statement)
+                if table is not None and node in table:
+                    return table[node]
+        return self.resolve(PositionProvider)[node]
+
+    def _top_level(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        parents, current = self.parents, node
+        while current in parents:
+            parent = parents[current]
+            if isinstance(parent, cst.Module):
+                return current
+            if parent is None:
+                return None
+            current = parent
+        # Not entered yet: a rule reports on a child of what it visits, inside the statement
+        # the traversal is in.
+        return self.stack[1] if len(self.stack) > 1 else None
+
+    def _positions_in(self, statement: cst.CSTNode) -> Mapping | None:
+        if statement not in self._statement_tables:
+            self._statement_tables[statement] = self._compute_positions(statement)
+        return self._statement_tables[statement]
+
+    def _compute_positions(self, statement: cst.CSTNode) -> Mapping | None:
+        line = self._statement_lines().get(statement)
+        if line is None:
+            return None
+        module = self.wrapper.module
+        alone = module.with_changes(body=[statement], header=[], footer=[])
+        table = cst.MetadataWrapper(alone, unsafe_skip_copy=True).resolve(PositionProvider)
+        shift = line - table[statement].start.line
+        if shift == 0:
+            return table
+        return {
+            n: CodeRange(
+                CodePosition(r.start.line + shift, r.start.column),
+                CodePosition(r.end.line + shift, r.end.column),
+            )
+            for n, r in table.items()
+        }
+
+    def _statement_lines(self) -> dict[cst.CSTNode, int]:
+        """Top-level LibCST statement -> the line its first token is on (from ast: the same
+        statements in the same order; a line of `a; b` is one LibCST statement, two in ast)."""
+        if self._lines is None:
+            self._lines = {}
+            if self._tree is not None:
+                body = self._tree.body
+                index = 0
+                for statement in self.wrapper.module.body:
+                    if index >= len(body):
+                        self._lines = {}
+                        break
+                    self._lines[statement] = body[index].lineno
+                    if isinstance(statement, cst.SimpleStatementLine):
+                        index += len(statement.body)
+                    else:
+                        index += 1
+                if index != len(body):
+                    self._lines = {}  # the two parsers disagree: use LibCST's own positions
+        return self._lines
+
+    def bound_to(self, qualified: Iterable[str], attributes: Iterable[str] = ()) -> set[str] | None:
+        """Names that an assignment may bind to a value reading one of the `qualified` names
+        (or an attribute named in `attributes`): a superset, found at C speed, so that a rule
+        resolves scopes only for names in it. None when the standard library's parser could
+        not read the file (then any name may be)."""
+        if self._tree is None or self.fallback:
+            return None
+        key = (frozenset(qualified), frozenset(attributes))
+        if key not in self._bound:
+            # `a.b.c` is read through a local name bound to `a`, `a.b` or `a.b.c`, followed by
+            # the rest of the chain: all of these are identifiers of the value.
+            needs = {frozenset((a,)) for a in attributes}
+            for local, targets in self.aliases.items():
+                for target in targets:
+                    for name in key[0]:
+                        if name == target or name.startswith(target + "."):
+                            rest = name[len(target) + 1 :].split(".") if name != target else []
+                            needs.add(frozenset((local, *rest)))
+            self._bound[key] = python_fast.bound_to(self.source.text, self._tree, needs)
+        return self._bound[key]
 
     @property
     def aliases(self) -> dict[str, set[str]]:
@@ -97,20 +204,20 @@ class FileContext:
         project-local and left out.
         """
         if self._aliases is None:
-            self._aliases = _import_aliases(self.source.text)
+            self._aliases = _import_aliases(self.source.text, self._tree)
             if self._aliases is None:  # stdlib parser disagrees: fall back to LibCST
                 self._aliases = {}
                 self.fallback = True
         return self._aliases
 
 
-def _import_aliases(text: str) -> dict[str, set[str]] | None:
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+def _import_aliases(text: str, tree: ast.Module | None = None) -> dict[str, set[str]] | None:
+    if tree is None:
+        tree = python_fast.parse_ast(text)
+    if tree is None:
         return None
     aliases: dict[str, set[str]] = {}
-    for node in ast.walk(tree):
+    for node in python_fast.statements(tree.body):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.asname:
@@ -240,7 +347,7 @@ class PythonRule(cst.BatchableCSTVisitor):
         """Character offsets of the node's syntactic extent: as LibCST's PositionProvider, it
         excludes the node's own parentheses (`x` in `((x))`), leading comment lines and
         trailing whitespace. `text`, `replace` and the reported position use this span."""
-        rng = self.get_metadata(PositionProvider, node)
+        rng = self.context.position(node)
         lines = self.source.lines
         return (
             lines.offset(rng.start.line, rng.start.column),
@@ -407,6 +514,11 @@ def requote(node: cst.SimpleString, value: str) -> str:
     return f"{node.prefix}{quote}{value}{quote}"
 
 
+#: Whether `run_rules` lets the fast pass blank the bodies no rule needs (tests turn it off to
+#: compare both paths).
+FAST_PASS = True
+
+
 def run_rules(
     source: SourceFile, rules: Iterable[tuple[RuleSpec, type[PythonRule]]]
 ) -> tuple[list[Diagnostic], list[tuple[RuleSpec, BaseException]]]:
@@ -415,16 +527,22 @@ def run_rules(
     Returns the diagnostics and, for each rule that raised, the exception (its findings on
     this file are dropped, since they may be incomplete).
     """
-    wrapper = parse(source)
+    rules = list(rules)
+    tree = python_fast.parse_ast(source.text)
+    reduced = None
+    if FAST_PASS and tree is not None and len(source.text) >= python_fast.MIN_BYTES:
+        reduced = python_fast.reduce(source.text, tree, {t for s, _ in rules for t in s.tokens})
+    wrapper = parse(source, reduced)
     sink: list[Diagnostic] = []
     visitors = [cls(spec, source, sink) for spec, cls in rules]
-    context = FileContext(source, wrapper)
+    context = FileContext(source, wrapper, tree)
+    context.statement_positions = FAST_PASS and tree is not None
     for visitor in visitors:
         visitor.context = context
     if visitors:
         # Record each node's parent as the rules' own traversal enters it: LibCST's
         # ParentNodeProvider would walk the whole tree again (the costliest metadata here).
-        parents, stack = context.parents, []
+        parents, stack = context.parents, context.stack
 
         def enter(node: cst.CSTNode) -> None:
             parents[node] = stack[-1] if stack else None

@@ -152,6 +152,11 @@ class VendorGuard:
         """The value of the single `name = value` that binds `name` where it is read."""
         if not _has_scope(self.rule):
             return None
+        # Scope analysis walks the whole file: first rule out, at C speed, names that no
+        # assignment binds to anything these tests read.
+        candidates = self.rule.context.bound_to((*self.qualified, *ROCM_FLAGS), self.attributes)
+        if candidates is not None and name.value not in candidates:
+            return None
         scope = self.rule.get_metadata(ScopeProvider, name, None)
         if scope is None:
             return None

@@ -1,0 +1,239 @@
+"""The fast pass: which parts of a Python file LibCST needs to see, decided at C speed.
+
+Most of a large file is function and class bodies that none of the selected rules can fire in.
+The standard library's parser (C) finds those bodies; each is blanked — every character but
+line ends becomes a space, and its first character a `0`, a statement — so LibCST parses and
+walks a file with the same offsets, lines and columns but much less in it. Rules and rewrites
+still run on LibCST, and on the original text.
+
+A body is kept whole when its text (comments and strings included) holds anything a rule could
+fire on or reason with:
+- a token of a rule that runs on the file (rules are built so that a finding needs one, which
+  is what the file-level prefilter relies on too);
+- a name bound by an import that holds such a token (`from torch.cuda.amp import autocast as
+  ac` ... `ac()` far below);
+- the vocabulary of vendor tests (`hip`, `rocm`, `rocr`, any case) that guards read;
+- `global` or `nonlocal`, the only ways a body binds a name outside itself.
+A blanked body cannot bind a name its enclosing scopes see, and holds nothing a rule reports,
+so rules see the same bindings, parents, branches and findings. Module-level statements are
+never blanked. tests/test_fast_pass.py runs both paths over every rule example and a
+generated tree and requires identical findings.
+"""
+
+from __future__ import annotations
+
+import ast
+import bisect
+import re
+from collections.abc import Iterable
+
+#: Words that vendor guards and file-wide rules read (matched in any case).
+CONTEXT = ("hip", "rocm", "rocr", "global", "nonlocal")
+_NOT_LINE_END = re.compile(r"[^\r\n]")
+#: Files smaller than this are parsed whole: blanking would save less than it costs.
+MIN_BYTES = 4096
+
+
+def parse_ast(text: str) -> ast.Module | None:
+    try:
+        return ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+def reduce(text: str, tree: ast.Module, tokens: Iterable[str]) -> str | None:
+    """`text` with the bodies no rule needs blanked, or None when nothing would be blanked."""
+    offsets = _Offsets(text)
+    tokens = set(tokens)
+    words = (
+        set(tokens) | _bound_names(text, tree, offsets, tokens)
+        if _has_tokens(text, tokens)
+        else set()
+    )
+    if not words:
+        return None
+    pattern = re.compile(
+        "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
+        + "|(?i:"
+        + "|".join(CONTEXT)
+        + ")"
+    )
+    hits = [m.start() for m in pattern.finditer(text)]
+    spans: list[tuple[int, int]] = []
+    _blankable(tree.body, offsets, hits, spans)
+    if not spans:
+        return None
+    pieces, last = [], 0
+    for start, end in spans:
+        pieces.append(text[last:start])
+        pieces.append("0" + _NOT_LINE_END.sub(" ", text[start + 1 : end]))
+        last = end
+    pieces.append(text[last:])
+    return "".join(pieces)
+
+
+def _bound_names(text: str, tree: ast.Module, offsets: _Offsets, tokens: set[str]) -> set[str]:
+    """Names bound, anywhere, to a value that holds a token or another such name (to a
+    fixpoint): imports, assignments, loop and `with` targets, walrus targets, parameters.
+    A body that reads one of them may hold a finding (`cap = get_device_capability()` at
+    module level, `if cap < (8, 0)` in a function), so it is kept."""
+    bindings: list[tuple[str, set[str], set[str]]] = []
+
+    def add(value: ast.AST | str, targets: Iterable[ast.AST]) -> None:
+        names = {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+        if names:
+            segment = value if isinstance(value, str) else _segment(text, offsets, value)
+            bindings.append((segment, set(_IDENTIFIER.findall(segment)), names))
+
+    for node in statements(tree.body):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            segment = _segment(text, offsets, node)
+            names = {(a.asname or a.name).split(".", 1)[0] for a in node.names}
+            bindings.append((segment, set(_IDENTIFIER.findall(segment)), names))
+        elif isinstance(node, ast.Assign):
+            add(node.value, node.targets)
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)) and node.value is not None:
+            add(node.value, [node.target])
+        elif isinstance(node, (ast.For, ast.AsyncFor)):
+            add(node.iter, [node.target])
+        elif isinstance(node, (ast.With, ast.AsyncWith)):
+            for item in node.items:
+                if item.optional_vars is not None:
+                    add(item.context_expr, [item.optional_vars])
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            header = text[offsets.start(node) : offsets.body_start(node.body[0])]
+            arguments = node.args
+            params = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
+            params += [a for a in (arguments.vararg, arguments.kwarg) if a is not None]
+            names = {a.arg for a in params}
+            if names:
+                bindings.append((header, set(_IDENTIFIER.findall(header)), names))
+    if ":=" in text:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.NamedExpr):
+                add(node.value, [node.target])
+    found: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for segment, identifiers, names in bindings:
+            if names <= found:
+                continue
+            if identifiers & found or any(t in segment for t in tokens):
+                found |= names
+                changed = True
+    return found
+
+
+def _segment(text: str, offsets: _Offsets, node: ast.AST) -> str:
+    return text[offsets.start(node) : offsets.end(node)]
+
+
+def _has_tokens(text: str, words: set[str]) -> bool:
+    return any(w in text for w in words)
+
+
+def statements(body: list[ast.stmt]) -> Iterable[ast.stmt]:
+    """Every statement, nested ones too (expressions are not entered: imports are statements)."""
+    stack = list(reversed(body))
+    while stack:
+        statement = stack.pop()
+        yield statement
+        for field in ("body", "orelse", "finalbody"):
+            nested = getattr(statement, field, None)
+            if isinstance(nested, list) and nested and isinstance(nested[0], ast.stmt):
+                stack.extend(reversed(nested))
+        for holder in (*getattr(statement, "handlers", ()), *getattr(statement, "cases", ())):
+            stack.extend(reversed(holder.body))
+
+
+def _blankable(
+    body: list[ast.stmt], offsets: _Offsets, hits: list[int], spans: list[tuple[int, int]]
+) -> None:
+    for statement in body:
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            inner = statement.body
+            start = offsets.body_start(inner[0])
+            end = offsets.end(inner[-1])
+            i = bisect.bisect_left(hits, start)
+            if i < len(hits) and hits[i] < end:
+                _blankable(inner, offsets, hits, spans)
+            elif end - start > 1:
+                spans.append((start, end))
+            continue
+        for field in ("body", "orelse", "finalbody"):
+            nested = getattr(statement, field, None)
+            if isinstance(nested, list) and nested and isinstance(nested[0], ast.stmt):
+                _blankable(nested, offsets, hits, spans)
+        for handler in getattr(statement, "handlers", ()):
+            _blankable(handler.body, offsets, hits, spans)
+        for case in getattr(statement, "cases", ()):
+            _blankable(case.body, offsets, hits, spans)
+
+
+class _Offsets:
+    """ast positions (line, UTF-8 byte column) as character offsets into the text."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.starts = [0]
+        for m in re.finditer(r"\r\n|\r|\n", text):
+            self.starts.append(m.end())
+        self.ascii = text.isascii()
+
+    def _at(self, line: int, col: int) -> int:
+        base = self.starts[line - 1]
+        if self.ascii or col == 0:
+            return base + col
+        line_end = self.starts[line] if line < len(self.starts) else len(self.text)
+        prefix = self.text[base:line_end].encode("utf-8", "surrogatepass")[:col]
+        return base + len(prefix.decode("utf-8", "surrogatepass"))
+
+    def start(self, node: ast.AST) -> int:
+        return self._at(node.lineno, node.col_offset)
+
+    def end(self, node: ast.AST) -> int:
+        return self._at(node.end_lineno, node.end_col_offset)
+
+    def body_start(self, node: ast.stmt) -> int:
+        """Where a body's first statement begins: its first decorator's line (decorators
+        start a line; ast places them after the `@`), else the statement itself."""
+        decorators = getattr(node, "decorator_list", None)
+        if decorators:
+            line = min(d.lineno for d in decorators)
+            base = self.starts[line - 1]
+            match = re.compile(r"[ \t\f]*").match(self.text, base)
+            return match.end()
+        return self.start(node)
+
+
+def bound_to(text: str, tree: ast.Module, needs: Iterable[frozenset[str]]) -> set[str]:
+    """Names that some single-target assignment binds to a value whose identifiers include
+    all of one of `needs`, or one of these names (transitively). A name outside the set cannot
+    be bound to such a value, so a rule can skip scope analysis (a whole-file pass) for it."""
+    offsets = _Offsets(text)
+    assigned: list[tuple[str, set[str]]] = []
+    for node in statements(tree.body):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target = node.targets[0]
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            target = node.target
+        else:
+            continue
+        if isinstance(target, ast.Name):
+            value = text[offsets.start(node.value) : offsets.end(node.value)]
+            assigned.append((target.id, set(_IDENTIFIER.findall(value))))
+    found: set[str] = set()
+    needs = list(needs)
+    changed = True
+    while changed:
+        changed = False
+        for name, identifiers in assigned:
+            if name not in found and any(need <= identifiers for need in needs):
+                found.add(name)
+                needs.append(frozenset((name,)))
+                changed = True
+    return found
+
+
+_IDENTIFIER = re.compile(r"[^\W\d]\w*")

@@ -1,0 +1,151 @@
+"""The fast pass (frontends/python_fast.py) never changes a finding: both paths, same output.
+
+The fast pass blanks function and class bodies that no selected rule needs before LibCST
+parses a file; these tests run every rule example and a generated tree through both paths
+(with the size threshold off, so even small files are reduced) and require identical
+diagnostics, fixes included.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+import pytest
+
+from cuda2rocm import runner
+from cuda2rocm.catalogue import load_catalogue
+from cuda2rocm.discover import language_of
+from cuda2rocm.engine import Linter
+from cuda2rocm.frontends import python, python_fast
+from cuda2rocm.sources import SourceFile
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+from generate import generate
+
+RULES = load_catalogue()
+LINTABLE = [r for r in RULES if r.step != 0]
+PYTHON_RULES = [r for r in LINTABLE if "python" in r.languages]
+
+
+@pytest.fixture
+def reductions(monkeypatch):
+    """Every file is eligible; counts the files the fast pass actually reduced."""
+    monkeypatch.setattr(python_fast, "MIN_BYTES", 0)
+    count = {"reduced": 0}
+    original = python_fast.reduce
+
+    def counting(*args):
+        result = original(*args)
+        count["reduced"] += result is not None
+        return result
+
+    monkeypatch.setattr(python_fast, "reduce", counting)
+    return count
+
+
+def _both(monkeypatch, lint):
+    monkeypatch.setattr(python, "FAST_PASS", False)
+    full = lint()
+    monkeypatch.setattr(python, "FAST_PASS", True)
+    fast = lint()
+    return full, fast
+
+
+def _json(diagnostics) -> list:
+    return [d.to_json() for d in diagnostics]
+
+
+def _examples():
+    for spec in PYTHON_RULES:
+        for kind in ("invalid", "valid"):
+            for example in getattr(spec, kind):
+                if language_of(Path(example.path)) == "python":
+                    yield pytest.param(spec, example, id=f"{spec.id}:{kind}:{example.name}")
+
+
+@pytest.mark.parametrize(("spec", "example"), list(_examples()))
+def test_rule_example_same_on_both_paths(spec, example, monkeypatch, reductions):
+    source = SourceFile(example.path, "python", example.code.lstrip("\n"))
+    # Alone (fewest tokens: the most blanked) and with every rule (the default run).
+    for linter in (Linter([spec]), Linter(LINTABLE)):
+        full, fast = _both(monkeypatch, lambda linter=linter: linter.lint_source(source))
+        assert _json(fast) == _json(full)
+
+
+def test_examples_do_exercise_the_reduction(monkeypatch, reductions):
+    for param in _examples():
+        spec, example = param.values
+        Linter([spec]).lint_source(SourceFile(example.path, "python", example.code))
+    assert reductions["reduced"] > 0  # few examples have bodies no rule needs
+
+
+def test_generated_tree_same_on_both_paths(tmp_path, monkeypatch, reductions):
+    info = generate(tmp_path / "tree", seed=11, python_files=120, cpp_files=6)
+    assert info["python_files"] == 120
+    linter = Linter([r for r in RULES if r.default])
+    full, fast = _both(monkeypatch, lambda: runner.run(linter, [tmp_path / "tree"], jobs=1))
+    assert full.diagnostics and _json(fast.diagnostics) == _json(full.diagnostics)
+    assert _json(fast.guarded) == _json(full.guarded)
+    assert reductions["reduced"] > 0
+
+
+FAR = """\
+from torch.cuda.amp import autocast as ac
+import torch
+
+IS_ROCM = False
+CAP = torch.cuda.get_device_capability()
+
+
+def enable():
+    global IS_ROCM
+    IS_ROCM = torch.version.hip is not None
+
+
+def unrelated(x):
+    y = x + 1
+    return y
+
+
+def far_away(model, batch):
+    with ac():
+        return model(batch)
+
+
+def guarded():
+    if IS_ROCM:
+        return
+    torch.backends.cuda.matmul.allow_tf32 = True
+
+
+def reads_a_module_level_name():
+    if CAP >= (8, 0):
+        return 1
+    return 0
+
+
+class Holder:
+    def method(self):
+        return [i for i in range(3)]
+"""
+
+
+def test_aliases_globals_and_guards_keep_their_bodies(monkeypatch, reductions):
+    source = SourceFile("far.py", "python", FAR)
+    linter = Linter(LINTABLE)
+    full, fast = _both(monkeypatch, lambda: linter.lint_source(source))
+    assert _json(fast) == _json(full)
+    assert {d.rule for d in full} >= {"amp-deprecated-api", "device-capability-gate"}
+    assert any(d.rule == "device-capability-gate" and d.position.line == 30 for d in full)
+    tree = ast.parse(FAR)
+    tokens = {t for r in LINTABLE if "python" in r.languages for t in r.tokens}
+    reduced = python_fast.reduce(FAR, tree, tokens)
+    assert reduced is not None and len(reduced) == len(FAR)
+    assert reduced.splitlines()[:5] == FAR.splitlines()[:5]
+    kept = reduced.replace(" ", "")
+    # the global, the alias's use and the use of a name bound to a token stay
+    assert "global" in kept and "withac()" in kept and "ifCAP>=(8,0)" in kept
+    assert "y=x+1" not in kept and "range(3)" not in kept  # bodies no rule needs go
+    ast.parse(reduced)  # still Python, with the same lines
