@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from cuda2rocm.build_context import hipified_dirs, python_sources, torch_built_dirs
@@ -87,9 +87,7 @@ def file_digest(linter: Linter, item: Found, data: bytes) -> str:
     digest = content_hash(data) + ("+torch" if built else "") + linter.context_key
     if item.language == "cuda" and linter.hipified_for(item.display):
         digest += "+hipified"
-    if linter.project_macros is not None and (
-        item.language == "cuda" or linter._may_embed(data)
-    ):
+    if linter.project_macros is not None and (item.language == "cuda" or linter._may_embed(data)):
         digest += "+pp" + linter.project_macros.digest
     return digest
 
@@ -118,7 +116,7 @@ def _lint_one(linter: Linter, work: tuple[int, Found, bytes, str | None]) -> lis
     return linter.lint_data(item, data)
 
 
-def _python_and_build_context(linter: Linter, items: list[Found], read: list) -> str:
+def _python_and_build_context(linter: Linter, items: list[Found], have: dict[int, bytes]) -> str:
     """The project's Python flags and build membership, built once; the digest goes into every
     file's cache key, since it changes what is guarded."""
     import hashlib
@@ -126,18 +124,10 @@ def _python_and_build_context(linter: Linter, items: list[Found], read: list) ->
     from cuda2rocm.context.build import membership
     from cuda2rocm.context.python_paths import ProjectIndex
 
-    have = {index: data for index, _, data in read}
-    files = []
-    for index, item in enumerate(items):
-        if item.language not in ("python", "cmake"):
-            continue
-        data = have.get(index)
-        if data is None:
-            try:
-                data = item.path.read_bytes()
-            except OSError:
-                continue
-        files.append((item.path, item.display, item.language, data))
+    files = [
+        (item.path, item.display, item.language, data)
+        for item, data in _contents(items, have, lambda i: i.language in ("python", "cmake"))
+    ]
     linter.python_index = ProjectIndex.build((p, d) for p, _, lang, d in files if lang == "python")
     root = None
     if items:
@@ -198,19 +188,27 @@ def _pool(linter: Linter, jobs: int):
     )
 
 
-def _build_scripts(items: list[Found], have: dict[int, bytes]):
-    """(path, language, bytes) of the run's CMake and shell files, read here when no selected
-    rule read them (they still say which folders the project's build hipifies)."""
+def _contents(
+    items: list[Found], have: dict[int, bytes], keep: Callable[[Found], bool]
+) -> Iterator[tuple[Found, bytes]]:
+    """(item, bytes) of the run's files that `keep` selects. A file no selected rule read (a
+    build script still says what the build compiles or hipifies) is read here, once: `have`
+    keeps its bytes for the next pass."""
     for index, item in enumerate(items):
-        if item.language not in ("cmake", "shell"):
+        if not keep(item):
             continue
         data = have.get(index)
         if data is None:
             try:
-                data = item.path.read_bytes()
+                data = have[index] = item.path.read_bytes()
             except OSError:
                 continue
-        yield item.path, item.language, data
+        yield item, data
+
+
+def _is_build_file(item: Found) -> bool:
+    name = item.path.name
+    return name.endswith((".py", ".cmake")) or name == "CMakeLists.txt"
 
 
 def prepare(linter: Linter, items: list[Found], read: list[tuple[int, Found, bytes]]) -> str:
@@ -224,26 +222,22 @@ def prepare(linter: Linter, items: list[Found], read: list[tuple[int, Found, byt
 
     linter.torch_built_dirs = torch_built_dirs(python_sources(items, read))
     have = {index: data for index, _, data in read}
-    linter.hipified_dirs = hipified_dirs(_build_scripts(items, have))
-    texts: dict[str, str] = {}
-    builds: list[tuple[Path, str, bytes]] = []
-    for index, item in enumerate(items):
-        name = item.path.name
-        if item.language == "cuda" and index in have and b"#" in have[index]:
-            texts[item.display] = have[index].decode("utf-8", "replace")
-        elif name.endswith(".py") or name == "CMakeLists.txt" or name.endswith(".cmake"):
-            data = have.get(index)
-            if data is None:
-                try:
-                    data = item.path.read_bytes()
-                except OSError:
-                    continue
-            if any(t in data for t in build_defines.TOKENS) or b"definitions" in data:
-                builds.append((item.path, item.display, data))
+    texts = {
+        item.display: have[index].decode("utf-8", "replace")
+        for index, item in enumerate(items)
+        if item.language == "cuda" and index in have and b"#" in have[index]
+    }
+    scripts = _contents(items, have, lambda i: i.language in ("cmake", "shell"))
+    linter.hipified_dirs = hipified_dirs((i.path, i.language, d) for i, d in scripts)
+    builds = [
+        (item.path, item.display, data)
+        for item, data in _contents(items, have, _is_build_file)
+        if any(t in data for t in build_defines.TOKENS) or b"definitions" in data
+    ]
     linter.project_macros = ProjectMacros.build(
         texts, build_defines.index(builds), linter.torch_built_for
     )
-    linter.context_key = _python_and_build_context(linter, items, read)
+    linter.context_key = _python_and_build_context(linter, items, have)
     return linter.context_key
 
 
