@@ -22,7 +22,7 @@ import re
 
 from tree_sitter import Node
 
-from cuda2rocm.frontends.cpp import CppRule, ancestors, hip_excluded
+from cuda2rocm.frontends.cpp import CppRule, ancestors, hip_excluded, nodes_of_type
 from cuda2rocm.model import Severity
 
 _STD_CONTAINER = re.compile(r"^(const\s+)?(std::)?(array|vector)\s*<")
@@ -71,7 +71,7 @@ class Rule(CppRule):
             value = init.child_by_field_name("value") if init.type == "init_declarator" else None
             if value is None:
                 continue
-            for access in _field_expressions(value):
+            for access in nodes_of_type(value, "field_expression"):
                 obj = access.child_by_field_name("argument")
                 field_node = access.child_by_field_name("field")
                 if obj is None or field_node is None or obj.type != "identifier":
@@ -166,15 +166,6 @@ def _references(view, function: Node) -> set[str]:
                 names.add(view.text(inner))
         stack.extend(node.children)
     return names
-
-
-def _field_expressions(node: Node):
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        if n.type == "field_expression":
-            yield n
-        stack.extend(n.children)
 
 
 def _last_name(view, node: Node | None) -> str | None:

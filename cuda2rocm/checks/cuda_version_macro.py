@@ -10,11 +10,16 @@ already mention a HIP or ROCm macro are taken to handle ROCm and are left alone.
 
 from __future__ import annotations
 
-from cuda2rocm.frontends.cpp import HIP_MACROS, CppRule, ancestors, hip_excluded, hip_taken
+from cuda2rocm.frontends.cpp import (
+    HIP_MACROS,
+    CppRule,
+    hip_excluded,
+    hip_taken,
+    taken_branches,
+)
 from cuda2rocm.model import Severity
 
 VERSIONS = frozenset({"CUDA_VERSION", "CUDART_VERSION"})
-_BRANCHES = frozenset({"preproc_if", "preproc_ifdef", "preproc_elif", "preproc_elifdef"})
 COMPARISONS = frozenset({"<", "<=", ">", ">=", "==", "!="})
 ROCM_AWARE = HIP_MACROS | {"ROCM_VERSION", "HIP_VERSION", "TORCH_HIP_VERSION", "USE_ROCM"}
 
@@ -74,12 +79,7 @@ class Rule(CppRule):
     def _tested(self, node, name: str) -> bool:
         """Inside `#ifdef NAME` / `#if defined(NAME)`: left out wherever NAME is undefined."""
         view = self.view
-        for parent in ancestors(node):
-            if parent.type not in _BRANCHES:
-                continue
-            alternative = parent.child_by_field_name("alternative")
-            if alternative is not None and alternative.start_byte <= node.start_byte:
-                continue
+        for parent in taken_branches(node):
             head = view.text(parent.child(0)).strip()
             cond = parent.child_by_field_name("name") or parent.child_by_field_name("condition")
             text = view.text(cond) if cond is not None else ""
@@ -175,6 +175,8 @@ def _body_end(view, branch) -> int | None:
     text = view.source.text
     end = view.char(stop)
     return len(text[:end].rstrip())
+
+
 _FLIPPED = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
 
 

@@ -12,7 +12,7 @@ does exactly that cast before calling the C function, so nothing changes under n
 
 from __future__ import annotations
 
-from cuda2rocm.frontends.cpp import CppRule
+from cuda2rocm.frontends.cpp import CppRule, identifiers
 
 #: function name -> index of its kernel argument.
 FUNCTIONS = {
@@ -86,21 +86,12 @@ def _kernel_variable(view, node) -> bool:
                 continue
             # A kernel of this file, or the address of a function template instance (a kernel
             # declared in a header: nothing else goes to these functions).
-            return any(view.text(n) in _kernels(view) for n in _names_in(value)) or (
+            return any(view.text(n) in _kernels(view) for n in identifiers(value)) or (
                 value.type == "pointer_expression"
                 and value.child_by_field_name("argument") is not None
                 and value.child_by_field_name("argument").type == "template_function"
             )
     return False
-
-
-def _names_in(node):
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        if n.type == "identifier":
-            yield n
-        stack.extend(n.children)
 
 
 def _kernels(view) -> set[str]:

@@ -11,9 +11,7 @@ only there) is left out: no ROCm header defines CCCL_*.
 
 from __future__ import annotations
 
-from cuda2rocm.frontends.cpp import CppRule, ancestors, hip_excluded
-
-_BRANCHES = frozenset({"preproc_if", "preproc_ifdef", "preproc_elif", "preproc_elifdef"})
+from cuda2rocm.frontends.cpp import CppRule, hip_excluded, taken_branches
 
 
 class Rule(CppRule):
@@ -62,12 +60,7 @@ class Rule(CppRule):
         """In the taken branch of a test on CCCL's version macros (`#if CCCL_MAJOR_VERSION >=
         3`), which no ROCm header defines, or of `#ifdef X` where X is defined only there."""
         view = self.view
-        for parent in ancestors(node):
-            if parent.type not in _BRANCHES:
-                continue
-            alternative = parent.child_by_field_name("alternative")
-            if alternative is not None and alternative.start_byte <= node.start_byte:
-                continue
+        for parent in taken_branches(node):
             cond = parent.child_by_field_name("condition") or parent.child_by_field_name("name")
             text = view.text(cond) if cond is not None else ""
             negated = view.text(parent.child(0)).strip() in ("#ifndef", "#elifndef")

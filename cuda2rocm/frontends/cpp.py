@@ -500,11 +500,32 @@ def run_rules(
     return view, found, failed
 
 
-def identifiers(node: tree_sitter.Node) -> Iterator[tree_sitter.Node]:
-    """Every identifier under `node` (e.g. the macros a preprocessor condition tests)."""
+def nodes_of_type(node: tree_sitter.Node, kind: str) -> Iterator[tree_sitter.Node]:
+    """Every node of type `kind` under `node`, `node` included."""
     stack = [node]
     while stack:
         n = stack.pop()
-        if n.type == "identifier":
+        if n.type == kind:
             yield n
         stack.extend(n.children)
+
+
+def identifiers(node: tree_sitter.Node) -> Iterator[tree_sitter.Node]:
+    """Every identifier under `node` (e.g. the macros a preprocessor condition tests)."""
+    return nodes_of_type(node, "identifier")
+
+
+#: Conditional-branch nodes whose own lines are the taken side of a test.
+BRANCHES = frozenset({"preproc_if", "preproc_ifdef", "preproc_elif", "preproc_elifdef"})
+
+
+def taken_branches(node: tree_sitter.Node) -> Iterator[tree_sitter.Node]:
+    """The `#if`/`#ifdef`/`#elif` nodes around `node` whose tested side holds it (not their
+    `#else` part), innermost first."""
+    for parent in ancestors(node):
+        if parent.type not in BRANCHES:
+            continue
+        alternative = parent.child_by_field_name("alternative")
+        if alternative is not None and alternative.start_byte <= node.start_byte:
+            continue
+        yield parent
