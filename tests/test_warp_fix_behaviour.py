@@ -37,6 +37,16 @@ HIP_DRIVER = """#include <hip/hip_runtime.h>
 // HIP-CPU declares __ffsll for std::int64_t and std::uint64_t (long on Linux), so an unsigned
 // long long argument is ambiguous there (ROCm declares it for unsigned long long).
 #define __ffsll(x) __ffsll(static_cast<std::uint64_t>(x))
+// HIP-CPU's shuffle_down compares a lane's index within the whole wavefront with `width`, so a
+// shuffle narrower than the wavefront (width 32 on wave64) never moves data in its upper
+// groups. ROCm computes it per group (HIP 5.2 amd_warp_functions.h: `(self & (width-1)) +
+// delta >= width ? self : self + delta`): that formula, over HIP-CPU's full-wave __shfl.
+template <class T> T hip_shfl_down(T v, unsigned d, int w) {
+  const int self = threadIdx.x % warpSize;
+  const int index = (self & (w - 1)) + static_cast<int>(d) >= w ? self : self + d;
+  return __shfl(v, index);
+}
+#define __shfl_down(v, d, w) hip_shfl_down(v, d, w)
 #include "kernels.cu"
 #define GPU_(name) hip##name
 #define LAUNCH(k, n, ...) hipLaunchKernelGGL(k, dim3(1), dim3(n), 0, 0, __VA_ARGS__)

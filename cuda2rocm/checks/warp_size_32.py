@@ -278,12 +278,32 @@ class Rule(CppRule):
         rows of a per-warp array never written), so its findings get no fix."""
         pending = self.__dict__.get("pending", [])
         flagged = [(n.start_byte, n.end_byte) for n, _, _ in pending]
-        for node, what, replacement in pending:
-            function = _function_of(node)
-            fixable = function is None or not any(
+
+        def clean(function) -> bool:
+            return not any(
                 number(self.view, n) in (31, 32)
                 and not any(a <= n.start_byte < b for a, b in flagged)
                 for n in _descendants(function)
+            )
+
+        # Keyed by span: tree-sitter hands out a new Python object for each access to a node.
+        functions = {
+            (f.start_byte, f.end_byte): f
+            for f in (_function_of(n) for n, _, _ in pending)
+            if f is not None
+        }
+        fixable_fn = {key: clean(f) for key, f in functions.items()}
+        # A file-level constant (`#define WARP_SIZE 32`) feeds every function that uses it: it
+        # is rewritten only when every function of the file is rewritten too and none keeps a
+        # 32 of its own (an explicit width-32 shuffle makes WARP_SIZE a logical group size
+        # there, which must stay 32).
+        whole_file = all(fixable_fn.values()) and all(clean(f) for f in self.view.functions)
+        for node, what, replacement in pending:
+            function = _function_of(node)
+            fixable = (
+                whole_file
+                if function is None
+                else fixable_fn[(function.start_byte, function.end_byte)]
             )
             self._emit(node, what, replacement if fixable else None)
 
