@@ -16,7 +16,7 @@ import re
 from tree_sitter import Node
 
 from cuda2rocm.checks import warp_constants
-from cuda2rocm.frontends.cpp import CppRule, CppView, ancestors, hip_excluded
+from cuda2rocm.frontends.cpp import CppRule, CppView, ancestors, hip_excluded, identifiers
 from cuda2rocm.model import Severity
 
 WARP = "CUDA2ROCM_WARP_SIZE"
@@ -287,24 +287,33 @@ class Rule(CppRule):
             )
 
         # Keyed by span: tree-sitter hands out a new Python object for each access to a node.
-        functions = {
-            (f.start_byte, f.end_byte): f
-            for f in (_function_of(n) for n, _, _ in pending)
-            if f is not None
-        }
-        fixable_fn = {key: clean(f) for key, f in functions.items()}
-        # A file-level constant (`#define WARP_SIZE 32`) feeds every function that uses it: it
-        # is rewritten only when every function of the file is rewritten too and none keeps a
-        # 32 of its own (an explicit width-32 shuffle makes WARP_SIZE a logical group size
-        # there, which must stay 32).
-        whole_file = all(fixable_fn.values()) and all(clean(f) for f in self.view.functions)
+        def key(node) -> tuple[int, int]:
+            return (node.start_byte, node.end_byte)
+
+        every = {key(f): f for f in self.view.functions}
+        fixable_fn = {k: clean(f) for k, f in every.items()}
+        # A file-level constant (`#define WARP_SIZE 32`) and the functions that use it are one
+        # computation: the constant is rewritten only when every function that names it is
+        # rewritten too (an explicit width-32 shuffle there makes it a logical group size,
+        # which must stay 32), and a function that names an unrewritten constant keeps its
+        # own 32s.
+        constants: dict[str, bool] = {}
+        for node, _, _ in pending:
+            name = _defined_name(self.view, node)
+            if _function_of(node) is None and name is not None:
+                users = [k for k, f in every.items() if name in _names(self.view, f)]
+                constants[name] = all(fixable_fn[k] for k in users)
+        for k, f in every.items():
+            names = _names(self.view, f)
+            if any(not ok and name in names for name, ok in constants.items()):
+                fixable_fn[k] = False
         for node, what, replacement in pending:
             function = _function_of(node)
-            fixable = (
-                whole_file
-                if function is None
-                else fixable_fn[(function.start_byte, function.end_byte)]
-            )
+            if function is None:
+                name = _defined_name(self.view, node)
+                fixable = constants.get(name, False) if name is not None else False
+            else:
+                fixable = fixable_fn.get(key(function), False)
             self._emit(node, what, replacement if fixable else None)
 
     def _emit(self, node, what: str, replacement: str | None) -> None:
@@ -343,6 +352,19 @@ def _assigned_name(view: CppView, expr: Node) -> str | None:
     else:
         return None
     return view.text(target) if target is not None and target.type == "identifier" else None
+
+
+def _defined_name(view: CppView, node) -> str | None:
+    """`WARP_SIZE` for the value of `#define WARP_SIZE 32` (None elsewhere)."""
+    for parent in ancestors(node):
+        if parent.type == "preproc_def":
+            name = parent.child_by_field_name("name")
+            return view.text(name) if name is not None else None
+    return None
+
+
+def _names(view: CppView, function) -> set[str]:
+    return {view.text(n) for n in identifiers(function)}
 
 
 def _function_of(node):
