@@ -84,16 +84,18 @@ def _run_hip_cpu(work: Path, driver: str) -> dict[str, float]:
     (work / "driver.cpp").write_text(driver)
     exe = work / "driver"
     cmd = ["g++", "-std=c++17", "-D__HIP_PLATFORM_AMD__", f"-I{HIP_CPU}", f"-I{work}"]
-    build = subprocess.run(
-        [*cmd, str(work / "driver.cpp"), "-o", str(exe), "-ltbb", "-lpthread"],
-        capture_output=True,
-        text=True,
-        timeout=600,
+    return _parse(
+        _build_and_run([*cmd, str(work / "driver.cpp"), "-o", str(exe), "-ltbb", "-lpthread"], exe)
     )
+
+
+def _build_and_run(build_cmd: list[str], exe: Path) -> str:
+    """Compile with `build_cmd`, run `exe`, return what it printed."""
+    build = subprocess.run(build_cmd, capture_output=True, text=True, timeout=600)
     assert build.returncode == 0, build.stderr[-3000:]
     run = subprocess.run([str(exe)], capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
-    return _parse(run.stdout)
+    return run.stdout
 
 
 @pytest.mark.skipif(
@@ -136,16 +138,8 @@ def test_original_and_fixed_warp_kernels_agree_on_nvidia(tmp_path):
             shutil.copytree(FIXTURE, work)
         (work / "driver.cu").write_text(CUDA_DRIVER)
         exe = work / "driver"
-        build = subprocess.run(
-            ["nvcc", "-I", str(work), str(work / "driver.cu"), "-o", str(exe)],
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
-        assert build.returncode == 0, build.stderr[-3000:]
-        run = subprocess.run([str(exe)], capture_output=True, text=True, timeout=120)
-        assert run.returncode == 0, run.stderr
-        outputs.append(run.stdout)
+        nvcc = ["nvcc", "-I", str(work), str(work / "driver.cu"), "-o", str(exe)]
+        outputs.append(_build_and_run(nvcc, exe))
     assert outputs[0] == outputs[1]
     values = _parse(outputs[0])
     assert values["sum"] == values["sum_expect"] and values["count"] == _expected_count()

@@ -25,7 +25,6 @@ import re
 from dataclasses import dataclass
 
 import libcst as cst
-from libcst.metadata import ScopeProvider
 
 from cuda2rocm.checks.nvcc_flag_sites import FlagSites
 from cuda2rocm.frontends.python import string_value
@@ -88,18 +87,10 @@ class Rule(FlagSites):
 
     def _binding(self, name: cst.Name) -> cst.BaseExpression | None:
         """The value of a name assigned once (`flags = [...]`) and not mutated afterwards."""
-        scope = self.get_metadata(ScopeProvider, name, None)
-        if scope is None:
+        found = self.single_assignment(name)
+        if found is None:
             return None
-        assignments = list(scope.assignments[name.value])
-        if len(assignments) != 1:
-            return None
-        assignment = assignments[0]
-        node = getattr(assignment, "node", None)
-        target = self.parent(node) if node is not None else None
-        statement = self.parent(target) if isinstance(target, cst.AssignTarget) else None
-        if not (isinstance(statement, cst.Assign) and len(statement.targets) == 1):
-            return None
+        assignment, statement = found
         for ref in assignment.references:
             if isinstance(self.parent(ref.node), (cst.Attribute, cst.Subscript)):
                 return None  # flags.append(...), flags[0] = ...: not a constant list

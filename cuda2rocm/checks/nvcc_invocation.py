@@ -15,7 +15,6 @@ from __future__ import annotations
 import re
 
 import libcst as cst
-from libcst.metadata import ScopeProvider
 
 from cuda2rocm.frontends import python as _py
 from cuda2rocm.frontends.cpp import CppRule, hip_excluded
@@ -88,16 +87,8 @@ class PythonRule(_py.NameAware):
         return any(_SHELL.search(s) for s in _strings(command))
 
     def _binding(self, name: cst.Name) -> cst.BaseExpression | None:
-        scope = self.get_metadata(ScopeProvider, name, None)
-        if scope is None:
-            return None
-        assignments = list(scope.assignments[name.value])
-        if len(assignments) != 1:
-            return None
-        node = getattr(assignments[0], "node", None)
-        target = self.parent(node) if node is not None else None
-        statement = self.parent(target) if isinstance(target, cst.AssignTarget) else None
-        return statement.value if isinstance(statement, cst.Assign) else None
+        found = self.single_assignment(name)
+        return found[1].value if found is not None else None
 
     def _handled(self, node: cst.CSTNode) -> bool:
         """Inside `try:` with a handler for a missing program (a probe: "is nvcc here?")."""

@@ -192,8 +192,8 @@ def _builder_sources(tree: ast.Module, paths: Paths, path: Path, root: Path):
         r, c = rocm_env.get(node.name), cuda_env.get(node.name)
         if not isinstance(r, ClassInfo):
             continue
-        rc = _lookup(r, "is_compatible")
-        cc = _lookup(c, "is_compatible") if isinstance(c, ClassInfo) else None
+        rc = r.method("is_compatible")
+        cc = c.method("is_compatible") if isinstance(c, ClassInfo) else None
         if not (isinstance(rc, Helper) and rc.value.truth is False):
             continue
         if isinstance(cc, Helper) and cc.value.truth is False:
@@ -207,16 +207,6 @@ def _builder_sources(tree: ast.Module, paths: Paths, path: Path, root: Path):
                         files.append((found, literal, getattr(sub, "lineno", node.lineno)))
         if files:
             yield node.name, files
-
-
-def _lookup(info: ClassInfo, name: str):
-    if name in info.methods:
-        return info.methods[name]
-    for base in info.bases:
-        found = _lookup(base, name)
-        if found is not None:
-            return found
-    return None
 
 
 def _from_ancestors(path: Path, literal: str, root: Path) -> Path | None:

@@ -118,6 +118,16 @@ class ClassInfo:
     methods: dict
     bases: tuple
 
+    def method(self, name: str):
+        """The method's known result, from this class or the first base that has it."""
+        if name in self.methods:
+            return self.methods[name]
+        for base in self.bases:
+            found = base.method(name)
+            if found is not None:
+                return found
+        return None
+
 
 @dataclass(frozen=True)
 class Region:
@@ -469,7 +479,7 @@ class _Pass:
                 return FACTS[name][self.vendor]
             return Module(name)
         if isinstance(base, ClassInfo):
-            found = _method(base, attr)
+            found = base.method(attr)
             return found if found is not None else UNKNOWN
         return UNKNOWN
 
@@ -550,7 +560,7 @@ class _Pass:
 
     def own_method(self, name: str):
         for info in reversed(self.classes):
-            found = _method(info, name)
+            found = info.method(name)
             if found is not None:
                 return found
             break  # only the innermost class is `self`
@@ -558,16 +568,6 @@ class _Pass:
 
     def source(self, node: ast.AST) -> str:
         return _short(ast.get_source_segment(self.text, node) or ast.unparse(node))
-
-
-def _method(info: ClassInfo, name: str):
-    if name in info.methods:
-        return info.methods[name]
-    for base in info.bases:
-        found = _method(base, name)
-        if found is not None:
-            return found
-    return None
 
 
 def _is_env_get(p: _Pass, func: ast.AST, env: Env) -> bool:

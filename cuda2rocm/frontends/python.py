@@ -479,6 +479,22 @@ class NameAware(ParentAware):
             return None, []
         return node, [ref.node for ref in assignment.references]
 
+    def single_assignment(self, name: cst.Name):
+        """(the scope's assignment, the `x = value` statement) when `name` is bound exactly once,
+        by a plain one-target assignment; else None."""
+        scope = self.get_metadata(ScopeProvider, name, None)
+        if scope is None:
+            return None
+        assignments = list(scope.assignments[name.value])
+        if len(assignments) != 1:
+            return None
+        node = getattr(assignments[0], "node", None)
+        target = self.parent(node) if node is not None else None
+        statement = self.parent(target) if isinstance(target, cst.AssignTarget) else None
+        if not (isinstance(statement, cst.Assign) and len(statement.targets) == 1):
+            return None
+        return assignments[0], statement
+
 
 def dotted(node: cst.CSTNode) -> str | None:
     """`a.b.c` for a pure Name/Attribute chain, else None."""

@@ -75,15 +75,21 @@ def import_edit(rule: ParentAware, module: cst.Module, name: str) -> tuple[str, 
     return name, Edit(at, at, line, "")
 
 
+def _branch_test(node: cst.CSTNode) -> cst.BaseExpression | None:
+    """The test that decides whether code under `node` runs (`if`, conditional expression,
+    `while`, or a boolean operation's own operands), or None."""
+    if isinstance(node, (cst.If, cst.IfExp, cst.While)):
+        return node.test
+    if isinstance(node, cst.BooleanOperation):
+        return node
+    return None
+
+
 def under_vendor_test(
     rule: ParentAware, node: cst.CSTNode, names: tuple[str, ...] = VENDOR_TESTS
 ) -> bool:
     for ancestor in rule.ancestors(node):
-        test = None
-        if isinstance(ancestor, (cst.If, cst.IfExp, cst.While)):
-            test = ancestor.test
-        elif isinstance(ancestor, cst.BooleanOperation):
-            test = ancestor
+        test = _branch_test(ancestor)
         if test is not None and any(v in rule.text(test) for v in names):
             return True
     return False
@@ -110,11 +116,7 @@ def under_vendor_branch(rule: ParentAware, node: cst.CSTNode) -> bool:
     for its `else` branch."""
     child: cst.CSTNode = node
     for ancestor in rule.ancestors(node):
-        test = None
-        if isinstance(ancestor, (cst.If, cst.IfExp, cst.While)):
-            test = ancestor.test
-        elif isinstance(ancestor, cst.BooleanOperation):
-            test = ancestor
+        test = _branch_test(ancestor)
         if test is not None and test is not child and names_vendor(rule.text(test)):
             either = isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or)
             in_else = isinstance(ancestor, (cst.If, cst.IfExp)) and child is ancestor.orelse
