@@ -79,22 +79,6 @@ def torch_built_dirs(python_files: Iterable[tuple[Path, bytes]]) -> frozenset[Pa
     return frozenset(dirs)
 
 
-def python_sources(items, read) -> Iterator[tuple[Path, bytes]]:
-    """(path, bytes) of every Python file of a run: `read` holds (index, item, bytes) of the
-    files already read; the others (no selected rule reads them) are read here."""
-    have = {index: data for index, _, data in read}
-    for index, item in enumerate(items):
-        if item.language != "python":
-            continue
-        if index in have:
-            yield item.path, have[index]
-        else:
-            try:
-                yield item.path, item.path.read_bytes()
-            except OSError:
-                continue
-
-
 def is_torch_built(path: str, dirs: frozenset[Path]) -> bool:
     if not dirs:
         return False

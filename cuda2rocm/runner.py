@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
-from cuda2rocm.build_context import hipified_dirs, python_sources, torch_built_dirs
+from cuda2rocm.build_context import hipified_dirs, torch_built_dirs
 from cuda2rocm.cache import Cache, content_hash
 from cuda2rocm.discover import Found, Problem, discover
 from cuda2rocm.engine import Linter, LintResult, Notice, _general, is_recovery_notice
@@ -220,8 +220,9 @@ def prepare(linter: Linter, items: list[Found], read: list[tuple[int, Found, byt
     from cuda2rocm.context import build_defines
     from cuda2rocm.context.project_macros import ProjectMacros
 
-    linter.torch_built_dirs = torch_built_dirs(python_sources(items, read))
     have = {index: data for index, _, data in read}
+    python = _contents(items, have, lambda i: i.language == "python")
+    linter.torch_built_dirs = torch_built_dirs((i.path, d) for i, d in python)
     texts = {
         item.display: have[index].decode("utf-8", "replace")
         for index, item in enumerate(items)
