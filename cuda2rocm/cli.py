@@ -633,6 +633,8 @@ def _show_settings(session, path: str) -> None:
         click.echo(f"per-file-ignores (relative to {p.base}): {p.patterns[0]} = {list(selectors)}")
     for p in config.torch_built:
         click.echo(f"torch-built (relative to {p.base}): {list(p.patterns)}")
+    for p in config.cuda_only:
+        click.echo(f"cuda-only (relative to {p.base}): {list(p.patterns)}")
     for selector, (level, origin) in sorted(config.severity.items()):
         click.echo(f"severity {selector} = {level!r}  # {origin}")
     click.echo(f"rules ({len(rules)}): {' '.join(r.code for r in rules)}")

@@ -48,9 +48,17 @@ KEYS: dict[str, tuple[str, str]] = {
     "fail-on": ("fail_on", '"error", "warning" or "info"'),
     "baseline": ("baseline", "a path (string) to a baseline file"),
     "torch-built": ("torch_built", _LIST),
+    "cuda-only": ("cuda_only", _LIST),
 }
 #: Keys whose values are paths or patterns, read relative to the file that sets them.
-_ANCHORED = ("exclude", "extend-exclude", "per-file-ignores", "baseline", "torch-built")
+_ANCHORED = (
+    "exclude",
+    "extend-exclude",
+    "per-file-ignores",
+    "baseline",
+    "torch-built",
+    "cuda-only",
+)
 
 
 @dataclass(frozen=True)
@@ -99,6 +107,8 @@ class Config:
     baseline: Path | None = None
     #: C++ sources that torch's cpp_extension builds (hipifies), beyond those found on its own.
     torch_built: list[Patterns] = field(default_factory=list)
+    #: Paths the project keeps NVIDIA-only by decision: their findings are guarded.
+    cuda_only: list[Patterns] = field(default_factory=list)
     #: key -> the file that set it (for `--show-settings`).
     origins: dict[str, str] = field(default_factory=dict)
 
@@ -107,6 +117,12 @@ class Config:
 
     def torch_built_for(self, path: str) -> bool:
         return any(p.match(path) for p in self.torch_built)
+
+    def cuda_only_for(self, path: str) -> str:
+        """The configuration file that declares `path` CUDA-only, or ""."""
+        if any(p.match(path) for p in self.cuda_only):
+            return self.origins.get("cuda-only", str(self.path or "the configuration"))
+        return ""
 
     def baseline_path(self) -> Path | None:
         return self.baseline
@@ -146,6 +162,9 @@ class Config:
             "baseline": str(self.baseline) if self.baseline else None,
             "torch-built": [
                 {"base": str(p.base), "patterns": list(p.patterns)} for p in self.torch_built
+            ],
+            "cuda-only": [
+                {"base": str(p.base), "patterns": list(p.patterns)} for p in self.cuda_only
             ],
         }
 
@@ -245,6 +264,8 @@ def _overlay(config: Config, data: dict, path: Path) -> None:
         ]
     if "torch-built" in data:
         config.torch_built = [Patterns(base, tuple(data["torch-built"]))]
+    if "cuda-only" in data:
+        config.cuda_only = [Patterns(base, tuple(data["cuda-only"]))]
     if "severity" in data:
         config.severity.update({k: (v, where) for k, v in data["severity"].items()})
     if "baseline" in data:

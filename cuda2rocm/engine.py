@@ -200,6 +200,9 @@ class Linter:
         branch ROCm never takes."""
         if not found:
             return found
+        from cuda2rocm.context import vendor_only
+
+        found = vendor_only.guard(self, source, found)
         if self.build_membership is not None:
             why = self.build_membership.reason(source.path, source.text)
             if why:

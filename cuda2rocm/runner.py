@@ -121,6 +121,7 @@ def _python_and_build_context(linter: Linter, items: list[Found], have: dict[int
     file's cache key, since it changes what is guarded."""
     import hashlib
 
+    from cuda2rocm.context import vendor_only
     from cuda2rocm.context.build import membership
     from cuda2rocm.context.python_paths import ProjectIndex
 
@@ -133,6 +134,7 @@ def _python_and_build_context(linter: Linter, items: list[Found], have: dict[int
     if items:
         root = Path(os.path.commonpath([str(i.path.resolve().parent) for i in items]))
     linter.build_membership = membership(files, root)
+    linter.build_membership.components += vendor_only.arch_components(files, root)
     parts = [linter.python_index.digest]
     parts += sorted(
         f"{c.root}|{c.reason}|{sorted(c.files)}" for c in linter.build_membership.components

@@ -107,6 +107,8 @@ class Session:
                 severity=self._severities(config),
                 torch_built_paths=config.torch_built_for if config.torch_built else None,
             )
+            if config.cuda_only:  # read by context.vendor_only
+                self._linters[id(config)].cuda_only_for = config.cuda_only_for
         return self._linters[id(config)]
 
     def _severities(self, config: Config) -> dict[str, Severity]:

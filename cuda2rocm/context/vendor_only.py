@@ -1,0 +1,283 @@
+"""Code that is NVIDIA-only by design or by decision: reported once, not line by line.
+
+Three signals, each one a fact that can be read statically; anything short of them stays
+reported (unknown is not "not on the ROCm path").
+
+1. **Architecture-specific components** (`arch_components`). A sub-folder of the run with its
+   own build file (a `setup.py` / extension build, or a `CMakeLists.txt`) that
+   - passes an NVIDIA *architecture-specific* target: `sm_90a`, `compute_100a`, `sm_100f`, a
+     CMake `CUDA_ARCHITECTURES 90a` (the `a`/`f` suffixes). NVIDIA defines these as feature
+     sets of one architecture (family), not forward compatible, that no other GPU runs (CUDA C++
+     Programming Guide, "Feature Availability"); a build asks for one only for code written
+     against those features (Hopper's wgmma, setmaxnreg, TMA multicast);
+   - names no AMD GPU target (`gfx*`, `--offload-arch`, `PYTORCH_ROCM_ARCH`, `AMDGPU_TARGETS`,
+     `GPU_TARGETS`, `*HIP_ARCHITECTURES`), and the target is not in a branch a ROCm build skips
+     (Python: `python_paths`; a CMake file that mentions ROCm/HIP at all is passed over): so no
+     ROCm variant of that build exists; the ROCm pass, if run, would get the NVIDIA target.
+   Its C/C++/CUDA sources are guarded, with one `cuda-only-component` finding at the target
+   (warning: whether to port it is a decision the user has to take; a reimplementation, e.g.
+   flash-attention's FA3 `hopper/` against the composable_kernel or Triton backends ROCm
+   uses). Its Python files stay reported: they may run on ROCm (FA3's interface falls back to
+   Triton on ROCm). A plain CUDA target (`sm_80`, `compute_70`) is no such signal: that code is
+   to be ported (flash-attention's `csrc/layer_norm`), and its findings say how. Nor are the
+   sources' contents (wgmma / TMA PTX): those need a port, which inline-ptx reports. The run's
+   root build is never a component: that is the project the user came to port.
+2. **Declared CUDA-only** (`cuda-only = ["hopper/", "tools/ci/"]` in `[tool.cuda2rocm]`):
+   paths the project has decided to keep NVIDIA-only. Every finding in them is guarded with
+   "declared CUDA-only in <config file>"; no summary, the decision is taken.
+3. **CUDA variants of scripts.** The project's scripts select a CUDA variant explicitly:
+   - a shell `case` arm whose every pattern names a CUDA variant (`cu112)`, `cu1*|cu2*)`,
+     `cuda)`, `nvidia*)`) runs only when the selector says CUDA;
+   - a file under a CI / packaging folder (`.github/`, `ci/`, `packaging/`, ...) whose path
+     has a CUDA-variant component (`.github/workflows/cuda/`, `Dockerfile.cu121`,
+     `build-cuda.sh`) configures the CUDA job.
+   Their findings (TORCH_CUDA_ARCH_LIST is ignored by ROCm, `--gpus all`, a cu121 wheel index)
+   are right for that variant: a ROCm port adds a ROCm arm / job beside it and does not edit
+   it. They are guarded. When the script has a ROCm variant (a `rocm*)` / `hip*)` arm, a
+   sibling path naming rocm/hip/amd) nothing more is said; when it has none, the gap is real
+   and stays reported as ONE finding at the `case` (or the file): add a ROCm variant.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterable
+from pathlib import Path
+
+from cuda2rocm.context.build import SOURCE_SUFFIXES, Component
+
+# -- 1. architecture-specific components --------------------------------------------------------
+ARCH_SPECIFIC = re.compile(r"\b(?:sm|compute)_\d{2,3}[af]\b")
+CMAKE_ARCH = re.compile(r"CUDA_ARCH(?:ITECTURE)?S\b[^)\n]*?(?<![\w.])(\d{2,3}[af])\b")
+AMD_TARGET = re.compile(
+    r"gfx\d|--offload-arch|PYTORCH_ROCM_ARCH|AMDGPU_TARGETS|GPU_TARGETS|HIP_ARCHITECTURES"
+)
+CMAKE_ROCM = re.compile(r"rocm|\bhip", re.I)
+PY_BUILD_TOKENS = (b"cpp_extension", b"CUDAExtension")
+COMPILED = (*(s for s in SOURCE_SUFFIXES if s != ".hip"), ".hxx")
+
+
+def _python_target(path: Path, text: str) -> tuple[int, str] | None:
+    """(line, literal) of an arch-specific target in live code of a Python build file."""
+    from cuda2rocm.context.python_paths import Paths
+
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    paths = Paths(text, path, tree=tree, env_defaults=True)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            match = ARCH_SPECIFIC.search(node.value)
+            if match and not paths.dead_on_rocm_only(node):
+                return node.lineno, node.value.strip()
+    return None
+
+
+def _cmake_target(text: str) -> tuple[int, str] | None:
+    code = re.sub(r"#[^\n]*", "", text)
+    if CMAKE_ROCM.search(code):
+        return None  # a ROCm/HIP branch may build it: not known
+    for number, line in enumerate(code.splitlines(), 1):
+        match = ARCH_SPECIFIC.search(line) or CMAKE_ARCH.search(line)
+        if match:
+            return number, match.group(match.lastindex or 0)
+    return None
+
+
+def arch_components(
+    files: Iterable[tuple[Path, str, str, bytes]], root: Path | None
+) -> list[Component]:
+    """Components whose own build targets NVIDIA architecture-specific features only
+    (signal 1). `files` holds (path, display, language, bytes) of the run's build files."""
+    if root is None:
+        return []
+    root = root.resolve()
+    found: list[Component] = []
+    for path, display, language, data in files:
+        folder = path.resolve().parent
+        if folder == root or not folder.is_relative_to(root):
+            continue
+        is_cmake = language == "cmake" and path.name == "CMakeLists.txt"
+        is_python = language == "python" and any(t in data for t in PY_BUILD_TOKENS)
+        if not (is_cmake or is_python):
+            continue
+        text = data.decode("utf-8", "replace")
+        named = ARCH_SPECIFIC.search(text) or (is_cmake and CMAKE_ARCH.search(text))
+        if not named or AMD_TARGET.search(text):
+            continue
+        try:
+            target = _cmake_target(text) if is_cmake else _python_target(path, text)
+        except RecursionError:
+            continue
+        if target is None:
+            continue
+        sources = frozenset(
+            p.resolve() for p in folder.rglob("*") if p.suffix in COMPILED and p.is_file()
+        )
+        if not sources:
+            continue
+        line, literal = target
+        label = f"`{folder.relative_to(root).as_posix()}/`"
+        why = (
+            f"its build targets `{literal}`, an NVIDIA architecture-specific feature set that no "
+            "other GPU runs, names no AMD GPU target and has no ROCm branch; a ROCm port is a "
+            "reimplementation (e.g. on composable_kernel or Triton)"
+        )
+        found.append(
+            Component(folder, display, line, why, f"{label} (its C/C++/CUDA sources)", sources)
+        )
+    # A component inside another is the same decision.
+    return [
+        c for c in found if not any(o is not c and c.root.is_relative_to(o.root) for o in found)
+    ]
+
+
+# -- 3. CUDA variants of scripts ----------------------------------------------------------------
+_CUDA_WORD = re.compile(r"^(?:cu\d[\w.]*|cu|cuda[\w.]*|nvidia\w*)$", re.I)
+_ROCM_WORD = re.compile(r"^(?:rocm[\w.]*|hip\w*|amd\w*)$", re.I)
+_CUDA_PATH_WORD = re.compile(r"^(?:cu\d{2,3}|cuda[\d.]*|nvidia)$", re.I)
+CI_DIRS = frozenset(
+    {".github", ".gitlab", ".circleci", ".buildkite", ".ci", "ci", "packaging", "docker"}
+)
+
+
+def _variant(pattern: str, word: re.Pattern[str]) -> bool:
+    """Whether one case pattern names a variant `word` matches (`cu1*` -> `cu1`)."""
+    bare = pattern.strip().strip("\"'").rstrip("*").rstrip(".")
+    return bool(bare) and bool(word.match(bare))
+
+
+_CASE = re.compile(r"^\s*case\s+.+\s+in\s*(?:#.*)?$")
+_ARM = re.compile(r"^\s*\(?\s*([^()#]+?)\s*\)(.*)$")
+_ARM_END = re.compile(r";;&?\s*(?:#.*)?$|;&\s*(?:#.*)?$")
+
+
+def case_arms(text: str) -> list[tuple[int, list[tuple[int, int, list[str]]]]]:
+    """Shell `case` statements: (line of `case`, [(first line, last line, patterns)])."""
+    out = []
+    stack: list[dict] = []
+    for number, line in enumerate(text.splitlines(), 1):
+        stripped = line.strip()
+        if _CASE.match(line):
+            stack.append({"line": number, "arms": [], "arm": None})
+            continue
+        if not stack:
+            continue
+        frame = stack[-1]
+        if re.match(r"^esac\b", stripped):
+            if frame["arm"] is not None:
+                frame["arms"].append((*frame["arm"][:1], number - 1, frame["arm"][1]))
+            out.append((frame["line"], frame["arms"]))
+            stack.pop()
+            continue
+        if frame["arm"] is None:
+            match = _ARM.match(line)
+            if match is None:
+                continue
+            patterns = [p for p in match.group(1).split("|")]
+            frame["arm"] = (number, patterns)
+            rest = match.group(2)
+        else:
+            rest = line
+        if _ARM_END.search(rest.strip()):
+            frame["arms"].append((frame["arm"][0], number, frame["arm"][1]))
+            frame["arm"] = None
+    return out
+
+
+def _ci_variant(path: str) -> tuple[str, bool] | None:
+    """(the CUDA-named path component, whether a ROCm sibling exists) of a CI/packaging
+    file whose path names the CUDA variant, else None. The path is read below the repository
+    (the nearest folder with `.git`), or whole when there is none."""
+    resolved = Path(path).resolve()
+    base = next((p for p in resolved.parents if (p / ".git").exists()), Path(resolved.anchor))
+    parts = resolved.relative_to(base).parts
+    ci = next((i for i, p in enumerate(parts[:-1]) if p in CI_DIRS), None)
+    if ci is None:
+        return None
+    for depth in range(ci + 1, len(parts)):
+        part = parts[depth]
+        tokens = re.split(r"[-_.]", part)
+        if any(_CUDA_PATH_WORD.match(t) for t in tokens if t):
+            parent = base.joinpath(*parts[:depth])
+            try:
+                siblings = [p.name for p in parent.iterdir()] if parent.is_dir() else []
+            except OSError:
+                siblings = []
+            rocm = any(
+                any(_ROCM_WORD.match(t) for t in re.split(r"[-_.]", s) if t) for s in siblings
+            )
+            return part, rocm
+    return None
+
+
+# -- the hook -----------------------------------------------------------------------------------
+def guard(linter, source, found: list) -> list:
+    """`found` with `guarded` set on findings in declared CUDA-only paths and CUDA variants
+    of scripts, plus one finding per CUDA-only variant that has no ROCm counterpart."""
+    import dataclasses
+
+    from cuda2rocm.engine import NEVER_GUARDED
+
+    if not found:
+        return found
+    declared = getattr(linter, "cuda_only_for", None)
+    origin = declared(source.path) if declared is not None else ""
+    if origin:
+        why = f"declared CUDA-only in {origin}"
+        return [
+            d if d.guarded or d.rule in NEVER_GUARDED else dataclasses.replace(d, guarded=why)
+            for d in found
+        ]
+    out = list(found)
+    variant = _ci_variant(source.path)
+    if variant is not None:
+        part, rocm = variant
+        why = f"a CI/packaging file of the CUDA variant (`{part}`)" + (
+            "; the project has a ROCm variant beside it" if rocm else ""
+        )
+        hit = [d for d in out if not d.guarded and d.rule not in NEVER_GUARDED]
+        out = [dataclasses.replace(d, guarded=why) if d in hit else d for d in out]
+        if hit and not rocm:
+            what = f"`{part}` is a CUDA CI/packaging variant"
+            out += _summary(linter, source.path, 1, what, len(hit))
+        return out
+    if source.language == "shell" and "case" in source.text:
+        for line, arms in case_arms(source.text):
+            cuda = [a for a in arms if a[2] and all(_variant(p, _CUDA_WORD) for p in a[2])]
+            if not cuda:
+                continue
+            rocm = any(any(_variant(p, _ROCM_WORD) for p in a[2]) for a in arms)
+            names = ", ".join(p.strip() for a in cuda for p in a[2])
+            why = f"in the CUDA arm of the `case` at line {line} ({names})" + (
+                "; the `case` has a ROCm arm" if rocm else ""
+            )
+            hit = [
+                i
+                for i, d in enumerate(out)
+                if not d.guarded
+                and d.rule not in NEVER_GUARDED
+                and any(a[0] <= d.position.line <= a[1] for a in cuda)
+            ]
+            for i in hit:
+                out[i] = dataclasses.replace(out[i], guarded=why)
+            if hit and not rocm:
+                what = f"the `case` at line {line} selects CUDA variants ({names})"
+                out += _summary(linter, source.path, line, what, len(hit))
+    return out
+
+
+def _summary(linter, path: str, line: int, what: str, n: int) -> list:
+    """One cuda-only-component finding for a CUDA variant with no ROCm counterpart."""
+    from cuda2rocm.engine import _general
+
+    if "cuda-only-component" not in getattr(linter, "selected", ()):
+        return []
+    message = (
+        f"{what} and the project has no ROCm variant: add a ROCm one beside it "
+        "(PYTORCH_ROCM_ARCH, the ROCm torch wheels, /dev/kfd and /dev/dri) rather than editing "
+        f"this one; its {n} findings are not reported (`--show-guarded` lists them)"
+    )
+    return [_general("cuda-only-component", path, message, line)]

@@ -1,0 +1,157 @@
+"""NVIDIA-only code by design or decision (context.vendor_only): one finding, not one a line;
+unknown stays reported."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+ROOT_SETUP = """from setuptools import setup
+from torch.utils.cpp_extension import BuildExtension, CUDAExtension
+setup(name="x", ext_modules=[CUDAExtension("x_ops", sources=["csrc/ops.cu"])],
+      cmdclass={"build_ext": BuildExtension})
+"""
+COMPONENT_SETUP = """from setuptools import setup
+from torch.utils.cpp_extension import BuildExtension, CUDAExtension, IS_HIP_EXTENSION
+{flags}
+setup(name="fa", ext_modules=[CUDAExtension("fa._C", sources=["kernel.cu"],
+      extra_compile_args={{"nvcc": ["-O3"] + cc_flag}})], cmdclass={{"build_ext": BuildExtension}})
+"""
+KERNEL = "__device__ float f(float v) { return __shfl_sync(0xffffffff, v, 0); }\n"
+ARCH_ENV = 'export TORCH_CUDA_ARCH_LIST="8.0;9.0"\npython setup.py bdist_wheel\n'
+
+
+def _lint(cli, tmp_path, *paths):
+    out = cli(
+        "lint", "--no-cache", "--format", "json", "--show-guarded", "--exit-zero",
+        *(str(tmp_path / p) for p in paths or (".",)), cwd=tmp_path,
+    ).stdout  # fmt: skip
+    found = json.loads(out)["diagnostics"]
+    reported = [(d["path"], d["rule"]) for d in found if not d.get("guarded")]
+    guarded = {(d["path"], d["rule"]): d["guarded"] for d in found if d.get("guarded")}
+    return reported, guarded, found
+
+
+def _component(write, flags):
+    write("setup.py", ROOT_SETUP)
+    write("csrc/ops.cu", KERNEL)
+    write("fa3/setup.py", COMPONENT_SETUP.format(flags=flags))
+    write("fa3/kernel.cu", KERNEL)
+    write("fa3/iface.py", 'import torch\nMAJOR = torch.version.cuda.split(".")[0]\n')
+
+
+def test_component_built_only_for_an_arch_specific_target_is_one_finding(cli, write, tmp_path):
+    _component(write, 'cc_flag = ["-gencode", "arch=compute_90a,code=sm_90a"]')
+    reported, guarded, found = _lint(cli, tmp_path)
+    why = guarded[("fa3/kernel.cu", "warp-mask-32bit")]
+    assert "fa3/setup.py compiles only for CUDA" in why and "compute_90a" in why
+    summary = [d for d in found if d["rule"] == "cuda-only-component" and not d.get("guarded")]
+    assert [d["path"] for d in summary] == ["fa3/setup.py"]
+    assert "decision" in summary[0]["message"] and "1 findings in 1 files" in summary[0]["message"]
+    # Python of the component may run on ROCm; the root build is what the user ports.
+    assert ("fa3/iface.py", "torch-version-cuda") in reported
+    assert ("csrc/ops.cu", "warp-mask-32bit") in reported
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [
+        'cc_flag = ["-gencode", "arch=compute_80,code=sm_80"]',  # a plain target: to be ported
+        'cc_flag = ["-gencode", "arch=compute_90a,code=sm_90a", "--offload-arch=gfx942"]',
+        # the ROCm build replaces the NVIDIA target: a ROCm variant exists
+        'cc_flag = ["-O3"] if IS_HIP_EXTENSION else ["-gencode", "arch=compute_90a,code=sm_90a"]',
+    ],
+)
+def test_component_with_a_rocm_or_plain_target_stays_reported(cli, write, tmp_path, flags):
+    _component(write, flags)
+    reported, guarded, _ = _lint(cli, tmp_path)
+    assert ("fa3/kernel.cu", "warp-mask-32bit") in reported
+    assert not any(path.startswith("fa3/") for path, _ in guarded)
+    assert not any(rule == "cuda-only-component" for _, rule in reported)
+
+
+def test_cmake_component_with_arch_specific_architectures(cli, write, tmp_path):
+    write("CMakeLists.txt", "project(x)\nadd_subdirectory(sm100)\n")
+    write("sm100/CMakeLists.txt", "set_target_properties(k PROPERTIES CUDA_ARCHITECTURES 100a)\n")
+    write("sm100/k.cu", KERNEL)
+    _, guarded, _ = _lint(cli, tmp_path)
+    assert "100a" in guarded[("sm100/k.cu", "warp-mask-32bit")]
+    write(
+        "sm100/CMakeLists.txt",
+        "if(USE_ROCM)\nelse()\nset(CMAKE_CUDA_ARCHITECTURES 100a)\nendif()\n",
+    )
+    reported, _, _ = _lint(cli, tmp_path)
+    assert ("sm100/k.cu", "warp-mask-32bit") in reported  # has a ROCm branch: unknown
+
+
+def test_declared_cuda_only_paths_are_guarded(cli, write, tmp_path):
+    write("cuda2rocm.toml", 'cuda-only = ["tools/ci/"]\n')
+    smi = 'import subprocess\nsubprocess.run(["nvidia-smi"])\n'
+    write("tools/ci/run.py", smi)
+    write("tools/run.py", smi)
+    reported, guarded, _ = _lint(cli, tmp_path, "tools")
+    assert guarded[("tools/ci/run.py", "nvml-smi")].startswith("declared CUDA-only in ")
+    assert guarded[("tools/ci/run.py", "nvml-smi")].endswith("cuda2rocm.toml")
+    assert reported == [("tools/run.py", "nvml-smi")]
+
+
+def test_declared_cuda_only_is_validated_and_shown(cli, write, tmp_path):
+    write("cuda2rocm.toml", 'cuda-only = "tools/ci/"\n')
+    write("a.py", "x = 1\n")
+    failed = cli("lint", "a.py", cwd=tmp_path)
+    assert "'cuda-only' must be a list of strings" in failed.stdout + failed.stderr
+    write("cuda2rocm.toml", 'cuda-only = ["tools/ci/"]\n')
+    shown = cli("lint", "--show-settings", "a.py", cwd=tmp_path).stdout
+    assert "cuda-only" in shown and "tools/ci/" in shown
+
+
+CASE = """#!/bin/bash
+case "$CU_VERSION" in
+  cu121|cu12*)
+    export TORCH_CUDA_ARCH_LIST="8.0;9.0"
+    ;;
+{extra}  cpu)
+    unset FORCE_CUDA
+    ;;
+esac
+"""
+
+
+def test_cuda_case_arm_with_a_rocm_arm_is_guarded(cli, write, tmp_path):
+    write("build.sh", CASE.format(extra="  rocm6.2)\n    export ROCM_HOME=/opt/rocm\n    ;;\n"))
+    reported, guarded, _ = _lint(cli, tmp_path)
+    assert "CUDA arm of the `case` at line 2" in guarded[("build.sh", "rocm-arch-env")]
+    assert reported == []  # the ROCm variant exists: nothing to add
+
+
+def test_cuda_case_arm_without_rocm_arm_is_one_finding(cli, write, tmp_path):
+    write("build.sh", CASE.format(extra=""))
+    reported, guarded, found = _lint(cli, tmp_path)
+    assert ("build.sh", "rocm-arch-env") in guarded
+    assert reported == [("build.sh", "cuda-only-component")]
+    (summary,) = [d for d in found if not d.get("guarded")]
+    assert summary["line"] == 2 and "no ROCm variant" in summary["message"]
+
+
+def test_case_arm_that_names_no_cuda_variant_stays_reported(cli, write, tmp_path):
+    write("build.sh", 'case "$MODE" in\n  release)\n    ' + ARCH_ENV + "    ;;\nesac\n")
+    write("cuda.sh", ARCH_ENV)  # a file named cuda outside CI/packaging folders
+    reported, guarded, _ = _lint(cli, tmp_path)
+    assert sorted(reported) == [("build.sh", "rocm-arch-env"), ("cuda.sh", "rocm-arch-env")]
+    assert guarded == {}
+
+
+def test_ci_file_of_the_cuda_variant(cli, write, tmp_path):
+    write(".github/workflows/cuda/env.sh", ARCH_ENV)
+    write(".github/workflows/env.sh", ARCH_ENV)  # not a CUDA variant: unknown
+    reported, guarded, _ = _lint(cli, tmp_path)
+    assert "CUDA variant (`cuda`)" in guarded[(".github/workflows/cuda/env.sh", "rocm-arch-env")]
+    assert sorted(reported) == [
+        (".github/workflows/cuda/env.sh", "cuda-only-component"),
+        (".github/workflows/env.sh", "rocm-arch-env"),
+    ]
+    write(".github/workflows/rocm/env.sh", "export ROCM_HOME=/opt/rocm\n")
+    reported, guarded, _ = _lint(cli, tmp_path)
+    assert "ROCm variant beside it" in guarded[(".github/workflows/cuda/env.sh", "rocm-arch-env")]
+    assert reported == [(".github/workflows/env.sh", "rocm-arch-env")]
