@@ -7,5 +7,7 @@ unknown condition keeps the finding. One module per language or input:
 
 - `preprocessor`: C/C++/CUDA `#if` evaluated in three-valued logic for the HIP pass;
 - `python_paths`: Python branches on `torch.version.hip/cuda` and names derived from them;
-- `build`: which sources a project's setup.py / op builders / CMake compile for ROCm.
+- `build`: which sources a project's setup.py / op builders / CMake compile for ROCm;
+- `vendor_only`: NVIDIA-only by design (architecture-specific components, CUDA variants of
+  scripts) or by decision (the `cuda-only` configuration key).
 """
