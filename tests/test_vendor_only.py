@@ -58,6 +58,8 @@ def test_component_built_only_for_an_arch_specific_target_is_one_finding(cli, wr
     "flags",
     [
         'cc_flag = ["-gencode", "arch=compute_80,code=sm_80"]',  # a plain target: to be ported
+        # prose is no target
+        '"""One day: sm_90a."""\ncc_flag = ["-gencode", "arch=compute_80,code=sm_80"]',
         'cc_flag = ["-gencode", "arch=compute_90a,code=sm_90a", "--offload-arch=gfx942"]',
         # the ROCm build replaces the NVIDIA target: a ROCm variant exists
         'cc_flag = ["-O3"] if IS_HIP_EXTENSION else ["-gencode", "arch=compute_90a,code=sm_90a"]',

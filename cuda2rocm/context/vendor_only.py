@@ -67,12 +67,24 @@ def _python_target(path: Path, text: str) -> tuple[int, str] | None:
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     paths = Paths(text, path, tree=tree, env_defaults=True)
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Constant) and isinstance(node.value, str):
-            match = ARCH_SPECIFIC.search(node.value)
-            if match and not paths.dead_on_rocm_only(node):
-                return node.lineno, node.value.strip()
-    return None
+    in_function = {
+        id(sub)
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+        for sub in ast.walk(node)
+    }
+    prose = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Expr)}  # docstrings
+    found = [
+        (id(node) in in_function, node.lineno, node.value.strip())
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant)
+        and id(node) not in prose
+        and isinstance(node.value, str)
+        and ARCH_SPECIFIC.search(node.value)
+        and not paths.dead_on_rocm_only(node)
+    ]
+    # The line to show: module-level build code first (a helper may only rewrite flags).
+    return min(found)[1:] if found else None
 
 
 def _cmake_target(text: str) -> tuple[int, str] | None:
