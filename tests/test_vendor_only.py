@@ -19,7 +19,8 @@ setup(name="fa", ext_modules=[CUDAExtension("fa._C", sources=["kernel.cu"],
       extra_compile_args={{"nvcc": ["-O3"] + cc_flag}})], cmdclass={{"build_ext": BuildExtension}})
 """
 KERNEL = "__device__ float f(float v) { return __shfl_sync(0xffffffff, v, 0); }\n"
-ARCH_ENV = 'export TORCH_CUDA_ARCH_LIST="8.0;9.0"\npython setup.py bdist_wheel\n'
+ARCH_ENV = 'export TORCH_CUDA_ARCH_LIST="8.0;9.0"\npython setup.py bdist_wheel\n'  # a note
+GPU_RUN = "docker run --gpus=all img python test.py\n"  # an error
 
 
 def _lint(cli, tmp_path, *paths):
@@ -112,6 +113,7 @@ CASE = """#!/bin/bash
 case "$CU_VERSION" in
   cu121|cu12*)
     export TORCH_CUDA_ARCH_LIST="8.0;9.0"
+    docker run --gpus=all img python test.py
     ;;
 {extra}  cpu)
     unset FORCE_CUDA
@@ -123,37 +125,52 @@ esac
 def test_cuda_case_arm_with_a_rocm_arm_is_guarded(cli, write, tmp_path):
     write("build.sh", CASE.format(extra="  rocm6.2)\n    export ROCM_HOME=/opt/rocm\n    ;;\n"))
     reported, guarded, _ = _lint(cli, tmp_path)
-    assert "CUDA arm of the `case` at line 2" in guarded[("build.sh", "rocm-arch-env")]
+    assert "CUDA arm of the `case` at line 2" in guarded[("build.sh", "docker-gpu-flags")]
+    assert ("build.sh", "rocm-arch-env") in guarded
     assert reported == []  # the ROCm variant exists: nothing to add
 
 
 def test_cuda_case_arm_without_rocm_arm_is_one_finding(cli, write, tmp_path):
     write("build.sh", CASE.format(extra=""))
     reported, guarded, found = _lint(cli, tmp_path)
-    assert ("build.sh", "rocm-arch-env") in guarded
+    assert ("build.sh", "docker-gpu-flags") in guarded
     assert reported == [("build.sh", "cuda-only-component")]
     (summary,) = [d for d in found if not d.get("guarded")]
     assert summary["line"] == 2 and "no ROCm variant" in summary["message"]
+    assert "its 2 findings" in summary["message"]
+
+
+def test_guarded_notes_alone_add_no_finding(cli, write, tmp_path):
+    write("build.sh", "case $CU in\n  cu121)\n    " + ARCH_ENV + "    ;;\nesac\n")
+    write(".github/workflows/cuda/env.sh", ARCH_ENV)
+    reported, guarded, _ = _lint(cli, tmp_path)
+    assert reported == []
+    assert set(guarded) == {
+        ("build.sh", "rocm-arch-env"),
+        (".github/workflows/cuda/env.sh", "rocm-arch-env"),
+    }
 
 
 def test_case_arm_that_names_no_cuda_variant_stays_reported(cli, write, tmp_path):
-    write("build.sh", 'case "$MODE" in\n  release)\n    ' + ARCH_ENV + "    ;;\nesac\n")
-    write("cuda.sh", ARCH_ENV)  # a file named cuda outside CI/packaging folders
+    write("build.sh", 'case "$MODE" in\n  release)\n    ' + GPU_RUN + "    ;;\nesac\n")
+    write("cuda.sh", GPU_RUN)  # a file named cuda outside CI/packaging folders
     reported, guarded, _ = _lint(cli, tmp_path)
-    assert sorted(reported) == [("build.sh", "rocm-arch-env"), ("cuda.sh", "rocm-arch-env")]
+    assert sorted(reported) == [("build.sh", "docker-gpu-flags"), ("cuda.sh", "docker-gpu-flags")]
     assert guarded == {}
 
 
 def test_ci_file_of_the_cuda_variant(cli, write, tmp_path):
-    write(".github/workflows/cuda/env.sh", ARCH_ENV)
-    write(".github/workflows/env.sh", ARCH_ENV)  # not a CUDA variant: unknown
+    write(".github/workflows/cuda/env.sh", GPU_RUN)
+    write(".github/workflows/env.sh", GPU_RUN)  # not a CUDA variant: unknown
     reported, guarded, _ = _lint(cli, tmp_path)
-    assert "CUDA variant (`cuda`)" in guarded[(".github/workflows/cuda/env.sh", "rocm-arch-env")]
+    assert "CUDA variant (`cuda`)" in guarded[(".github/workflows/cuda/env.sh", "docker-gpu-flags")]
     assert sorted(reported) == [
         (".github/workflows/cuda/env.sh", "cuda-only-component"),
-        (".github/workflows/env.sh", "rocm-arch-env"),
+        (".github/workflows/env.sh", "docker-gpu-flags"),
     ]
     write(".github/workflows/rocm/env.sh", "export ROCM_HOME=/opt/rocm\n")
     reported, guarded, _ = _lint(cli, tmp_path)
-    assert "ROCm variant beside it" in guarded[(".github/workflows/cuda/env.sh", "rocm-arch-env")]
-    assert reported == [(".github/workflows/env.sh", "rocm-arch-env")]
+    assert (
+        "ROCm variant beside it" in guarded[(".github/workflows/cuda/env.sh", "docker-gpu-flags")]
+    )
+    assert reported == [(".github/workflows/env.sh", "docker-gpu-flags")]

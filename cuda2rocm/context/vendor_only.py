@@ -34,8 +34,9 @@ reported (unknown is not "not on the ROCm path").
    Their findings (TORCH_CUDA_ARCH_LIST is ignored by ROCm, `--gpus all`, a cu121 wheel index)
    are right for that variant: a ROCm port adds a ROCm arm / job beside it and does not edit
    it. They are guarded. When the script has a ROCm variant (a `rocm*)` / `hip*)` arm, a
-   sibling path naming rocm/hip/amd) nothing more is said; when it has none, the gap is real
-   and stays reported as ONE finding at the `case` (or the file): add a ROCm variant.
+   sibling path naming rocm/hip/amd) nothing more is said; when it has none and a guarded
+   finding asked for an action (error or warning), the gap is real and stays reported as ONE
+   finding at the `case` (or the file): add a ROCm variant. Guarded notes (info) add nothing.
 """
 
 from __future__ import annotations
@@ -252,7 +253,7 @@ def guard(linter, source, found: list) -> list:
         )
         hit = [d for d in out if not d.guarded and d.rule not in NEVER_GUARDED]
         out = [dataclasses.replace(d, guarded=why) if d in hit else d for d in out]
-        if hit and not rocm:
+        if not rocm and _acts(linter, hit):
             what = f"`{part}` is a CUDA CI/packaging variant"
             out += _summary(linter, source.path, 1, what, len(hit))
         return out
@@ -275,10 +276,17 @@ def guard(linter, source, found: list) -> list:
             ]
             for i in hit:
                 out[i] = dataclasses.replace(out[i], guarded=why)
-            if hit and not rocm:
+            if not rocm and _acts(linter, [out[i] for i in hit]):
                 what = f"the `case` at line {line} selects CUDA variants ({names})"
                 out += _summary(linter, source.path, line, what, len(hit))
     return out
+
+
+def _acts(linter, guarded: list) -> bool:
+    """Whether any of `guarded` asked for an action (error or warning, after the configured
+    severities): the summary stands in for actions, it does not turn notes into one."""
+    severity = getattr(linter, "severity", None) or {}
+    return any(severity.get(d.rule, d.severity).value != "info" for d in guarded)
 
 
 def _summary(linter, path: str, line: int, what: str, n: int) -> list:
