@@ -298,3 +298,41 @@ def test_warp_constant_that_may_be_32_on_rocm_stays_reported(tmp_path):
     _write(tmp_path, {"defs.cuh": DEFS, "other.cuh": "constexpr int kWarpSize = 32;\n"})
     reported, _ = _where(_run(tmp_path, "warp-size-32"), tmp_path)
     assert {("k.cu", 3), ("k.cu", 4)} <= reported
+
+
+TARGET = """\
+import os
+
+from setuptools import setup
+from torch.utils.cpp_extension import CUDA_HOME, IS_HIP_EXTENSION
+
+BUILD_TARGET = os.environ.get("BUILD_TARGET", "auto")
+if BUILD_TARGET == "auto":
+    IS_ROCM = IS_HIP_EXTENSION
+elif BUILD_TARGET == "cuda":
+    IS_ROCM = False
+elif BUILD_TARGET == "rocm":
+    IS_ROCM = True
+
+
+def check_cuda_home():
+    if CUDA_HOME is None:
+        raise RuntimeError("CUDA_HOME")
+
+
+if not os.getenv("SKIP") and not IS_ROCM:
+    check_cuda_home()
+setup(name="m")
+"""
+
+
+def test_build_target_switch_of_a_build_script(tmp_path):
+    _write(tmp_path, {"setup.py": TARGET})
+    reported, guarded = _where(_run(tmp_path, "cuda-home-gate"), tmp_path)
+    assert "`check_cuda_home()` is called only where ROCm" in guarded[("setup.py", 16)]
+    assert reported == set()
+    # Not a build script (no extension build): the environment is runtime data, unknown.
+    runtime = TARGET.replace("from setuptools import setup\n", "").replace('setup(name="m")', "")
+    _write(tmp_path, {"setup.py": runtime})
+    reported, guarded = _where(_run(tmp_path, "cuda-home-gate"), tmp_path)
+    assert guarded == {} and ("setup.py", 15) in reported

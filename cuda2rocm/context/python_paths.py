@@ -32,6 +32,11 @@ What the passes know (torch 2.13, `torch/version.py`, `torch/utils/cpp_extension
   ROCm build, as its documentation describes it. Code dead because of an environment default
   alone is dead on CUDA too, so it is never guarded; but `if not IS_ROCM or os.getenv("X")`
   would be, so runtime code reads every environment variable as unknown.
+- Build scripts (`is_build_script`, and build files): an environment variable compared with a
+  vendor's name (flash-attention's `BUILD_TARGET = os.environ.get("BUILD_TARGET", "auto")`,
+  `if BUILD_TARGET == "cuda":`) is the project's build-target switch: a ROCm build is never one
+  whose target says "cuda" (that is a CUDA build), and the reverse. Other values ("auto") and
+  other comparisons stay unknown.
 - Build files only: a flag or zero-argument helper *named* for the ROCm build (`ROCM_BUILD_NAME`:
   TransformerEngine's `rocm_build()`, `IS_ROCM`, `use_hip`) whose value the pass cannot work
   out (it reads the environment or probes for hipcc/nvcc) is True on ROCm and False on CUDA. The
@@ -76,6 +81,8 @@ class Value:
     truth: bool | None = None
     none: bool | None = None
     const: tuple | None = None
+    #: Read from the environment in a build file (`vendor_named`); its text is not known.
+    env: bool = False
 
     @classmethod
     def of(cls, value: object) -> Value:
@@ -107,6 +114,9 @@ ROCM_BUILD_NAME = re.compile(
     r"|(?:rocm|hip)_(?:build|pytorch|extension|enabled))$",
     re.I,
 )
+#: Build files only: an environment variable compared with a vendor's name
+#: (`BUILD_TARGET == "cuda"`) is a build-target switch; see the module docstring.
+VENDOR_NAMES = {"cuda": CUDA, "nvidia": CUDA, "rocm": ROCM, "hip": ROCM, "amd": ROCM}
 #: A file that reads none of these cannot have a vendor branch (cheap prefilter).
 TOKENS = ("version.hip", "version.cuda", "ROCM_HOME", "IS_HIP_EXTENSION", "version import")
 
@@ -181,6 +191,8 @@ class _Pass:
     ) -> None:
         self.text, self.vendor, self.index, self.path = text, vendor, index, path
         self.env_defaults = env_defaults
+        #: A build script run for one vendor's build (`Paths(build_file=True)`).
+        self.build_file = False
         self.dead: list[Region] = []
         self.globals_declared = {
             n
@@ -361,6 +373,7 @@ class _Pass:
             return None
         local = _bound_names(node.body) | {a.arg for a in _arguments(node.args)}
         sub = _Pass(self.tree, self.text, self.vendor, self.index, self.path, self.env_defaults)
+        sub.build_file = self.build_file
         sub.module_env, sub.deferred, sub.classes = self.module_env, [], self.classes
         sub.globals_declared = self.globals_declared
         sub.returns = []
@@ -472,6 +485,10 @@ class _Pass:
             if found == UNKNOWN and self.env_defaults and ROCM_BUILD_NAME.match(node.id):
                 return Value.of(self.vendor == ROCM)  # build files: see the module docstring
             return found
+        if isinstance(node, ast.Subscript) and self.build_file:  # os.environ["BUILD_TARGET"]
+            base = self.evaluate(node.value, env)
+            if isinstance(base, Module) and base.name == "os.environ":
+                return Value(env=True)
         if isinstance(node, ast.Attribute):
             return self.attribute(self.evaluate(node.value, env), node.attr)
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
@@ -523,6 +540,11 @@ class _Pass:
                 if b.const == (None,) and a.none is not None:
                     same = a.none
                     return Value.of(same if isinstance(op, (ast.Is, ast.Eq)) else not same)
+                if a.env and isinstance(op, (ast.Eq, ast.NotEq)) and b.const is not None:
+                    target = VENDOR_NAMES.get(str(b.const[0]).lower())
+                    if target is not None:
+                        same = target == self.vendor
+                        return Value.of(same if isinstance(op, ast.Eq) else not same)
             if (
                 self.env_defaults  # build files only: see the module docstring
                 and left.const is not None
@@ -563,6 +585,8 @@ class _Pass:
             if isinstance(default, ast.Constant):
                 return Value.of(default.value)
             return UNKNOWN
+        if self.build_file and _is_env_get(self, func, env):
+            return Value(env=True)
         if node.args or node.keywords:
             return UNKNOWN
         target = (
@@ -779,6 +803,7 @@ class Paths:
         index: ProjectIndex | None = None,
         tree: ast.Module | None = None,
         env_defaults: bool = False,
+        build_file: bool = False,
     ) -> None:
         self.text = text
         tree = tree if tree is not None else _parse(text)
@@ -790,6 +815,7 @@ class Paths:
         where = Path(path) if path is not None else None
         for vendor, sink in ((ROCM, self.rocm), (CUDA, self.cuda)):
             p = _Pass(tree, text, vendor, index, where, env_defaults)
+            p.build_file = build_file or env_defaults
             self.envs[vendor] = p.run()
             sink.extend(r for r in p.dead if r.reason != "plain")
         self._lines = text.splitlines()
@@ -877,6 +903,12 @@ def _called_only_where_dead(tree: ast.Module, paths: Paths, index: ProjectIndex 
                 changed = True
 
 
+def is_build_script(text: str) -> bool:
+    """A script that builds extensions (it imports torch's cpp_extension and calls setup() or
+    an extension builder): run for one vendor's build at a time."""
+    return "cpp_extension" in text and ("setup(" in text or "Extension(" in text)
+
+
 def might_branch(text: str) -> bool:
     return any(t in text for t in TOKENS)
 
@@ -885,7 +917,7 @@ def guard(diagnostics: list, text: str, path: str, index: ProjectIndex | None = 
     """`diagnostics` with `guarded` set on those ROCm provably never runs."""
     if not diagnostics or not (might_branch(text) or _imports_flag(text, index)):
         return diagnostics
-    paths = Paths(text, path, index)
+    paths = Paths(text, path, index, build_file=is_build_script(text))
     out = []
     for d in diagnostics:
         if not d.guarded and d.rule not in ("internal-error", "read-error"):
