@@ -9,10 +9,26 @@ belong to another accelerator. Build files are read statically, never run.
   count.
 - **Op builders**: a class whose `is_compatible()` is known False on ROCm and not on CUDA
   (`if self.is_rocm_pytorch(): return False`): the existing paths its `sources()` returns.
-- **CMake**: `add_subdirectory(x)` inside `if(NOT USE_ROCM)`, or the `else()` of `if(USE_ROCM)`,
-  where the variable is one of `ROCM_VARIABLES`: the option a project's ROCm build turns on
-  (torch's own CMake uses `USE_ROCM`). Any other condition is unknown; a folder also added
-  outside such a branch is not CUDA-only.
+- **Build helpers**: a path joined onto a parameter (`csrc / "userbuffers" / "x.cu"`) is
+  resolved through the string constants the function's callers pass (`CallSites`:
+  TransformerEngine's setup.py calls `setup_pytorch_extension("transformer_engine/pytorch/csrc")`
+  from build_tools/pytorch.py, which adds userbuffers/ only `if not rocm_build():`).
+- **CMake**: `add_subdirectory(x)` and listed sources inside `if(NOT <switch>)`, or the `else()`
+  of `if(<switch>)`, and (`cmake_dead_lines`, for findings in the CMake file itself) any
+  command there. What a ROCm configure provably makes true:
+  - a *ROCm switch* (`rocm_switch`): `USE_ROCM`, `USE_HIP`, `WITH_ROCM`, `WITH_HIP`, and any
+    variable whose last word is ROCM or HIP (`FAISS_ENABLE_ROCM`, `GGML_HIP`), not negated
+    (`NO_ROCM`) and not CMake's own (`CMAKE_HIP_...`). Such a switch exists to be turned on by
+    the project's ROCm configure: faiss's INSTALL.md builds AMD GPU indexes with
+    `-DFAISS_ENABLE_ROCM=ON`, torch's CMake uses `USE_ROCM`. False on a CUDA configure.
+  - *companions* (`rocm_companions`): the constant `set()`s of the branch that sets a ROCm
+    switch ON, project-wide (TransformerEngine's tests/cpp: `set(USE_ROCM ON)` `set(USE_CUDA
+    OFF)` in its ROCm-detection branch makes `if(USE_CUDA)` in tests/cpp/util false). A
+    variable two such branches set differently stays unknown; the CUDA pass knows none.
+  - variables `set()` to a constant from these, in program order; `option()` never overrides
+    them. Anything else (`EXISTS`, `VERSION_LESS`, `AND`/`OR`) is unknown, and code is guarded
+    only when dead on ROCm and not on CUDA. A folder also added outside such a branch is not
+    CUDA-only.
 - **Other accelerators**: SYCL sources (`.dp.cpp`, `#include <sycl/sycl.hpp>` or
   `<CL/sycl.hpp>`), Intel XPU (`xpu/`), Gaudi (`hpu/`) and Apple (`mps/`, `.metal`, `.mm`)
   folders and files are not CUDA code: a HIP build never compiles them.
