@@ -294,6 +294,10 @@ def test_warp_constant_that_may_be_32_on_rocm_stays_reported(tmp_path):
     _write(tmp_path, {"defs.cuh": defs, "k.cu": KERNEL, "CMakeLists.txt": ROCM_CMAKE})
     reported, _ = _where(_run(tmp_path, "warp-size-32"), tmp_path)
     assert {("k.cu", 3), ("k.cu", 4)} <= reported
+    # Defined from another name, which may itself be 32: unknown.
+    _write(tmp_path, {"defs.cuh": DEFS.replace("kWarpSize = 64", "kWarpSize = WARP_SIZE")})
+    reported, _ = _where(_run(tmp_path, "warp-size-32"), tmp_path)
+    assert {("k.cu", 3), ("k.cu", 4)} <= reported
     # Another header defines the same name as a bare 32 that ROCm compiles.
     _write(tmp_path, {"defs.cuh": DEFS, "other.cuh": "constexpr int kWarpSize = 32;\n"})
     reported, _ = _where(_run(tmp_path, "warp-size-32"), tmp_path)

@@ -209,6 +209,19 @@ def _is_32(value: str) -> bool:
     return value.strip().strip("{}() ").rstrip("uUlL") == "32"
 
 
+_WAVEFRONT_VALUE = re.compile(
+    r"\bwarpSize\b|wavefront|__AMDGCN_WAVEFRONT_SIZE|\bC10_WARP_SIZE\b", re.I
+)
+
+
+def _follows_wavefront(value: str) -> bool:
+    """64, or an expression of the hardware's wavefront (`warpSize`,
+    `rocprim::arch::wavefront::max_size()`, `__AMDGCN_WAVEFRONT_SIZE`). Another name (`WARP_SIZE`,
+    which may be 32) is not known to."""
+    bare = value.strip().strip("{}() ").rstrip("uUlL")
+    return bare == "64" or bool(_WAVEFRONT_VALUE.search(value))
+
+
 def _wave_tested(text: str, offset: int) -> bool:
     """The innermost `#if`/`#elif` chain around `offset` tests the AMD wavefront size (a 32 for
     wave32 targets, gfx10-12, is that target's wavefront)."""
@@ -226,7 +239,7 @@ def _wave_tested(text: str, offset: int) -> bool:
 
 def wavefront_constants(project: ProjectMacros, plain: Mapping[str, str]) -> dict[str, str]:
     """Warp-size constants that follow the wavefront in a ROCm build: every definition of the
-    name in the run that some HIP pass may compile is not a bare 32 (`64`,
+    name in the run that some HIP pass may compile follows the wavefront (`64`,
     `rocprim::arch::wavefront::max_size()`, `warpSize`) or is a 32 under a wavefront-size test
     (faiss's `#ifdef USE_AMD_ROCM` / `#if __AMDGCN_WAVEFRONT_SIZE == 32u`), and at least one is
     compiled. Definitions in code every HIP pass skips (the CUDA `#else`) do not count; any
@@ -246,7 +259,7 @@ def wavefront_constants(project: ProjectMacros, plain: Mapping[str, str]) -> dic
             line = text.count("\n", 0, m.start()) + 1
             if model.value(line) is False:
                 continue  # only the CUDA build compiles it
-            fine = not _is_32(value) or _wave_tested(text, m.start())
+            fine = _follows_wavefront(value) or (_is_32(value) and _wave_tested(text, m.start()))
             sites.setdefault(name, []).append((fine, f"{path}:{line}"))
     return {
         name: found[0][1]
