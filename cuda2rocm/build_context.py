@@ -28,46 +28,154 @@ def module_constants(tree: ast.Module) -> dict[str, ast.AST]:
     }
 
 
-def _source_strings(node: ast.AST, constants: dict[str, ast.AST]) -> list[str]:
-    if isinstance(node, ast.Name) and node.id in constants:
-        node = constants[node.id]
-    if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        return [node.value]
-    if isinstance(node, (ast.List, ast.Tuple)):
-        return [s for e in node.elts for s in _source_strings(e, constants)]
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-        return _source_strings(node.left, constants) + _source_strings(node.right, constants)
-    if isinstance(node, ast.Call):  # os.path.join("csrc", "x.cu") and the like
-        parts = [a.value for a in node.args if isinstance(a, ast.Constant)]
-        if parts and all(isinstance(p, str) for p in parts):
-            return ["/".join(parts)]
-    return []
+_JOIN = {"os.path.join", "path.join", "join"}
+_GLOB = {"glob.glob", "glob", "glob.iglob", "iglob"}
+_HERE = {"os.path.dirname", "path.dirname", "dirname"}
+_WILDCARD = re.compile(r"[*?\[]")
+
+
+class _Sources:
+    """Source path strings an expression may hold, read statically: string constants, lists,
+    `+`, `os.path.join` of evaluable parts, `glob.glob(pattern)` (the pattern itself, resolved
+    by `torch_built_dirs`), `os.path.dirname(os.path.abspath(__file__))` and `Path(__file__)
+    .parent` (the script's folder, "."), and names bound in the module or the enclosing
+    function (every binding and `+=`: sources are assembled step by step). Anything else is
+    unknown and yields nothing."""
+
+    def __init__(self, tree: ast.Module) -> None:
+        self.module = _bindings(tree.body)
+        self.visiting: set[str] = set()
+        self.scopes: dict[int, dict[str, list[ast.AST]]] = {}
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                local = _bindings(node.body)
+                for child in ast.walk(node):
+                    self.scopes.setdefault(id(child), local)
+
+    def strings(self, node: ast.AST, scope: dict, depth: int = 0) -> list[str]:
+        if depth > 12:
+            return []
+        if isinstance(node, ast.Name):
+            if node.id in self.visiting:  # `sources = [main] + sources`: its other bindings
+                return []
+            values = scope.get(node.id) or self.module.get(node.id) or []
+            out = []
+            self.visiting.add(node.id)
+            try:
+                for value in values:
+                    out += self.strings(value, scope, depth + 1)
+            finally:
+                self.visiting.discard(node.id)
+            return out
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return [node.value]
+        if isinstance(node, (ast.List, ast.Tuple)):
+            return [x for e in node.elts for x in self.strings(e, scope, depth + 1)]
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            return self.strings(node.left, scope, depth + 1) + self.strings(
+                node.right, scope, depth + 1
+            )
+        if isinstance(node, ast.Call):
+            name = ast.unparse(node.func)
+            if name in _GLOB and node.args:
+                return self.strings(node.args[0], scope, depth + 1)
+            if name in _JOIN or name not in _HERE:
+                # os.path.join("csrc", "x.cu") and the like: every part must be known
+                parts = [self.one(a, scope, depth + 1) for a in node.args]
+                if parts and all(p is not None for p in parts):
+                    return ["/".join(p for p in parts if p != ".") or "."]
+                return []
+        if self.here(node):
+            return ["."]
+        return []
+
+    def one(self, node: ast.AST, scope: dict, depth: int) -> str | None:
+        found = self.strings(node, scope, depth)
+        return found[0] if len(found) == 1 else None
+
+    @staticmethod
+    def here(node: ast.AST) -> bool:
+        """The script's own folder: `os.path.dirname(os.path.abspath(__file__))`,
+        `os.path.dirname(__file__)`, `Path(__file__).parent` (`.resolve()` / `.absolute()`)."""
+        text = ast.unparse(node).replace("os.path.", "").replace("path.", "")
+        text = text.replace("pathlib.", "")
+        for form in (
+            "dirname(abspath(__file__))",
+            "dirname(realpath(__file__))",
+            "dirname(__file__)",
+        ):
+            if text == form:
+                return True
+        text = text.replace(".resolve()", "").replace(".absolute()", "")
+        return text == "Path(__file__).parent"
+
+
+def _bindings(body: list[ast.stmt]) -> dict[str, list[ast.AST]]:
+    """name -> every value assigned (`=`, `+=`, `.extend(...)`/`.append(...)` arguments) in
+    `body`, not entering nested functions."""
+    found: dict[str, list[ast.AST]] = {}
+    stack = list(body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target = node.targets[0]
+            if isinstance(target, ast.Name):
+                found.setdefault(target.id, []).append(node.value)
+        elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+            found.setdefault(node.target.id, []).append(node.value)
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in ("extend", "append")
+            and isinstance(node.func.value, ast.Name)
+            and node.args
+        ):
+            found.setdefault(node.func.value.id, []).append(node.args[0])
+        stack.extend(ast.iter_child_nodes(node))
+    return found
 
 
 def extension_sources(text: str) -> list[str]:
-    """Source paths named in extension builders of one Python file (as written)."""
+    """Source paths named in extension builders of one Python file (as written; a glob
+    pattern stays a pattern)."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []
-    constants = module_constants(tree)
+    sources = _Sources(tree)
     found: list[str] = []
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
             continue
         func = node.func
         name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-        if name not in BUILDERS:
+        scope = sources.scopes.get(id(node), {})
+        if name not in BUILDERS and not _builder_alias(func, scope, sources.module):
             continue
         values = [kw.value for kw in node.keywords if kw.arg == "sources"]
         values += node.args[1:2]  # CUDAExtension(name, sources) / load(name, sources)
         for value in values:
-            found += _source_strings(value, constants)
+            found += sources.strings(value, scope)
     return found
 
 
+def _builder_alias(func: ast.AST, scope: dict, module: dict) -> bool:
+    """detectron2's `extension = CppExtension` ... `extension = CUDAExtension` ...
+    `extension("name", sources)`: a name every binding of which is an extension builder."""
+    if not isinstance(func, ast.Name):
+        return False
+    values = scope.get(func.id) or module.get(func.id) or []
+    return bool(values) and all(
+        (isinstance(v, ast.Name) and v.id in BUILDERS) or ast.unparse(v).split(".")[-1] in BUILDERS
+        for v in values
+    )
+
+
 def torch_built_dirs(python_files: Iterable[tuple[Path, bytes]]) -> frozenset[Path]:
-    """Folders (resolved) holding sources of torch-built extensions."""
+    """Folders (resolved) holding sources of torch-built extensions; for a glob pattern
+    (`csrc/**/*.cu`), the folder above its first wildcard."""
     dirs: set[Path] = set()
     for path, data in python_files:
         if TOKEN not in data:
@@ -75,7 +183,12 @@ def torch_built_dirs(python_files: Iterable[tuple[Path, bytes]]) -> frozenset[Pa
         text = data.decode("utf-8", "replace")
         base = path.resolve().parent
         for source in extension_sources(text):
-            dirs.add((base / source).resolve().parent)
+            parts = Path(source).parts
+            cut = next((i for i, part in enumerate(parts) if _WILDCARD.search(part)), None)
+            if cut is None:
+                dirs.add((base / source).resolve().parent)
+            elif cut > 0 or Path(source).is_absolute():
+                dirs.add((base / Path(*parts[:cut])).resolve())
     return frozenset(dirs)
 
 

@@ -212,6 +212,14 @@ class Linter:
                     else dataclasses.replace(d, guarded=why)
                     for d in found
                 ]
+        if source.language == "cmake" and self.build_membership is not None:
+            reason = self.build_membership.cmake_reason(source.text)
+            return [
+                d
+                if d.guarded or d.rule in NEVER_GUARDED or not reason(d.position.line)
+                else dataclasses.replace(d, guarded=reason(d.position.line))
+                for d in found
+            ]
         if source.language == "python":
             from cuda2rocm.context import python_paths
 
@@ -309,6 +317,7 @@ class Linter:
         def line_model(view):
             if self.project_macros is not None:
                 view.rocm_macros = frozenset(self.project_macros.defines.rocm)
+                view.wavefront_constants = frozenset(self.project_macros.wavefronts)
             return preprocessor.model(
                 source.text, source.path, bool(view.torch_built), self.project_macros
             )

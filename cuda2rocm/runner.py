@@ -135,7 +135,7 @@ def _python_and_build_context(linter: Linter, items: list[Found], have: dict[int
         root = Path(os.path.commonpath([str(i.path.resolve().parent) for i in items]))
     linter.build_membership = membership(files, root)
     linter.build_membership.components += vendor_only.arch_components(files, root)
-    parts = [linter.python_index.digest]
+    parts = [linter.python_index.digest, sorted(linter.build_membership.companions.items())]
     parts += sorted(
         f"{c.root}|{c.reason}|{sorted(c.files)}" for c in linter.build_membership.components
     )
@@ -228,7 +228,7 @@ def prepare(linter: Linter, items: list[Found], read: list[tuple[int, Found, byt
     texts = {
         item.display: have[index].decode("utf-8", "replace")
         for index, item in enumerate(items)
-        if item.language == "cuda" and index in have and b"#" in have[index]
+        if item.language == "cuda" and index in have
     }
     scripts = _contents(items, have, lambda i: i.language in ("cmake", "shell"))
     linter.hipified_dirs = hipified_dirs((i.path, i.language, d) for i, d in scripts)

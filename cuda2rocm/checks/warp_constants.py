@@ -15,7 +15,8 @@ expression). So:
 - `__launch_bounds__` and `== 32` tests of the constant are reported in both.
 
 A name the file defines with a value other than a bare 32 (a HIP branch, `warpSize`), or takes
-as a template parameter, is the project's own portable spelling and is left alone.
+as a template parameter, is the project's own portable spelling and is left alone; so is a name
+another file of the project defines that way for ROCm (`view.wavefront_constants`).
 """
 
 from __future__ import annotations
@@ -115,6 +116,9 @@ def uses(view: CppView) -> Iterator[Use]:
         return  # not GPU code of ours (a SYCL or CPU source that names its own WARP_SIZE)
     fixed, other = definitions(view)
     other |= logical_widths(view)
+    # Defined in another file as the wavefront on ROCm (every ROCm-compiled definition is not
+    # a bare 32; context.project_macros.wavefront_constants): portable, like `other`.
+    other |= view.wavefront_constants - fixed
     derived = _derived(view, other, fixed)
     seen_lines: set[tuple[int, str]] = set()
     for ident in view.identifiers:

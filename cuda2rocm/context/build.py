@@ -9,10 +9,26 @@ belong to another accelerator. Build files are read statically, never run.
   count.
 - **Op builders**: a class whose `is_compatible()` is known False on ROCm and not on CUDA
   (`if self.is_rocm_pytorch(): return False`): the existing paths its `sources()` returns.
-- **CMake**: `add_subdirectory(x)` inside `if(NOT USE_ROCM)`, or the `else()` of `if(USE_ROCM)`,
-  where the variable is one of `ROCM_VARIABLES`: the option a project's ROCm build turns on
-  (torch's own CMake uses `USE_ROCM`). Any other condition is unknown; a folder also added
-  outside such a branch is not CUDA-only.
+- **Build helpers**: a path joined onto a parameter (`csrc / "userbuffers" / "x.cu"`) is
+  resolved through the string constants the function's callers pass (`CallSites`:
+  TransformerEngine's setup.py calls `setup_pytorch_extension("transformer_engine/pytorch/csrc")`
+  from build_tools/pytorch.py, which adds userbuffers/ only `if not rocm_build():`).
+- **CMake**: `add_subdirectory(x)` and listed sources inside `if(NOT <switch>)`, or the `else()`
+  of `if(<switch>)`, and (`cmake_dead_lines`, for findings in the CMake file itself) any
+  command there. What a ROCm configure provably makes true:
+  - a *ROCm switch* (`rocm_switch`): `USE_ROCM`, `USE_HIP`, `WITH_ROCM`, `WITH_HIP`, and any
+    variable whose last word is ROCM or HIP (`FAISS_ENABLE_ROCM`, `GGML_HIP`), not negated
+    (`NO_ROCM`) and not CMake's own (`CMAKE_HIP_...`). Such a switch exists to be turned on by
+    the project's ROCm configure: faiss's INSTALL.md builds AMD GPU indexes with
+    `-DFAISS_ENABLE_ROCM=ON`, torch's CMake uses `USE_ROCM`. False on a CUDA configure.
+  - *companions* (`rocm_companions`): the constant `set()`s of the branch that sets a ROCm
+    switch ON, project-wide (TransformerEngine's tests/cpp: `set(USE_ROCM ON)` `set(USE_CUDA
+    OFF)` in its ROCm-detection branch makes `if(USE_CUDA)` in tests/cpp/util false). A
+    variable two such branches set differently stays unknown; the CUDA pass knows none.
+  - variables `set()` to a constant from these, in program order; `option()` never overrides
+    them. Anything else (`EXISTS`, `VERSION_LESS`, `AND`/`OR`) is unknown, and code is guarded
+    only when dead on ROCm and not on CUDA. A folder also added outside such a branch is not
+    CUDA-only.
 - **Other accelerators**: SYCL sources (`.dp.cpp`, `#include <sycl/sycl.hpp>` or
   `<CL/sycl.hpp>`), Intel XPU (`xpu/`), Gaudi (`hpu/`) and Apple (`mps/`, `.metal`, `.mm`)
   folders and files are not CUDA code: a HIP build never compiles them.
@@ -22,7 +38,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 
@@ -62,6 +78,17 @@ class Component:
 @dataclass
 class Membership:
     components: list[Component] = field(default_factory=list)
+    #: Variables the project's ROCm configure block sets (`rocm_companions`), run-wide.
+    companions: dict[str, bool] = field(default_factory=dict)
+
+    def cmake_reason(self, text: str) -> Callable[[int], str]:
+        """For a CMake file: line -> why a ROCm configure never runs it ("" when it may)."""
+        regions = cmake_dead_lines(text, self.companions) if "if" in text else []
+
+        def reason(line: int) -> str:
+            return next((why for start, end, why in regions if start <= line <= end), "")
+
+        return reason
 
     def component(self, path: str) -> Component | None:
         if not self.components:
@@ -99,21 +126,29 @@ def accelerator(path: str, text: str = "") -> str:
 
 
 # -- setup.py and op builders ----------------------------------------------------------------
-def _path_literals(tree: ast.AST) -> list[tuple[ast.AST, str]]:
-    """Every string that may be a path, with the node that holds it: constants, and
-    `os.path.join("a", "b")` / `Path(x) / "a" / "b"` folded over their constant parts."""
-    found: list[tuple[ast.AST, str]] = []
+def _path_literals(tree: ast.AST) -> list[tuple[ast.AST, str, str | None]]:
+    """Every string that may be a path, with the node that holds it and the name it is joined
+    onto (`folder / "a" / "b"`, `os.path.join(folder, "a")`: "folder"; else None): constants,
+    and `os.path.join("a", "b")` / `Path(x) / "a" / "b"` folded over their constant parts."""
+    found: list[tuple[ast.AST, str, str | None]] = []
     folded: set[int] = set()
     for node in ast.walk(tree):
         parts = None
+        head = None
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) and id(node) not in folded:
             parts = _div_parts(node, folded)
+            left = node
+            while isinstance(left, ast.BinOp) and isinstance(left.op, ast.Div):
+                left = left.left
+            head = left.id if isinstance(left, ast.Name) else None
         elif isinstance(node, ast.Call) and ast.unparse(node.func) in ("os.path.join", "join"):
             parts = [a.value for a in node.args if isinstance(a, ast.Constant)]
             folded.update(id(a) for a in node.args)
             parts = [p for p in parts if isinstance(p, str)]
+            if node.args and isinstance(node.args[0], ast.Name):
+                head = node.args[0].id
         if parts:
-            found.append((node, "/".join(parts)))
+            found.append((node, "/".join(parts), head))
         elif (
             isinstance(node, ast.Constant)
             and isinstance(node.value, str)
@@ -121,7 +156,7 @@ def _path_literals(tree: ast.AST) -> list[tuple[ast.AST, str]]:
             and 0 < len(node.value) < 300
             and "\n" not in node.value
         ):
-            found.append((node, node.value))
+            found.append((node, node.value, None))
     return found
 
 
@@ -132,6 +167,88 @@ def _div_parts(node: ast.AST, folded: set[int]) -> list[str]:
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         folded.add(id(node))
         return [node.value]
+    return []
+
+
+class CallSites:
+    """Where a build helper's folder parameter comes from: TransformerEngine's setup.py calls
+    `setup_pytorch_extension("transformer_engine/pytorch/csrc", ...)` (imported from
+    build_tools/pytorch.py), which joins `csrc_source_files / "userbuffers" / ...`. For a
+    function of one build file, the string constants its callers pass for one parameter, each
+    resolved against the caller's folder (setup.py runs from its own folder). Callers are the
+    file itself and Python files of the run that import the function by name from a module
+    named like the file; a call with anything else for that argument resolves nothing."""
+
+    def __init__(self, files: Iterable[tuple[Path, bytes]] = ()) -> None:
+        self.files = [(p, d) for p, d in files]
+        self._trees: dict[Path, ast.Module | None] = {}
+
+    def _tree(self, path: Path, data: bytes) -> ast.Module | None:
+        if path not in self._trees:
+            try:
+                self._trees[path] = ast.parse(data.decode("utf-8", "replace"))
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                self._trees[path] = None
+        return self._trees[path]
+
+    def folders(self, defined_in: Path, function: str, index: int, keyword: str) -> list[Path]:
+        out: list[Path] = []
+        token = function.encode()
+        for path, data in self.files:
+            if token not in data:
+                continue
+            tree = self._tree(path, data)
+            if tree is None:
+                continue
+            if path.resolve() != defined_in.resolve() and not _imports(tree, function, defined_in):
+                continue
+            for node in ast.walk(tree):
+                if not (
+                    isinstance(node, ast.Call)
+                    and isinstance(node.func, ast.Name)
+                    and node.func.id == function
+                ):
+                    continue
+                arg = node.args[index] if index < len(node.args) else None
+                arg = next((k.value for k in node.keywords if k.arg == keyword), arg)
+                if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                    out.append(path.resolve().parent / arg.value)
+        return out
+
+
+def _imports(tree: ast.Module, function: str, defined_in: Path) -> bool:
+    stem = defined_in.stem
+    return any(
+        isinstance(node, ast.ImportFrom)
+        and (node.module or "").split(".")[-1] == stem
+        and any(a.name == function for a in node.names)
+        for node in ast.walk(tree)
+    )
+
+
+def _parameter_folders(
+    tree: ast.Module, node: ast.AST, head: str, path: Path, callers: CallSites | None
+) -> list[Path]:
+    """The folders `head` may be when it is a parameter of the top-level function holding
+    `node` (possibly rebound as `head = Path(head)`)."""
+    if callers is None:
+        return []
+    for function in tree.body:
+        if not isinstance(function, ast.FunctionDef):
+            continue
+        if not (function.lineno <= node.lineno <= (function.end_lineno or 0)):
+            continue
+        names = [a.arg for a in [*function.args.posonlyargs, *function.args.args]]
+        if head not in names:
+            return []
+        for sub in ast.walk(function):  # any other binding of the name: unknown
+            if isinstance(sub, ast.Assign) and any(
+                isinstance(t, ast.Name) and t.id == head for t in sub.targets
+            ):
+                value = ast.unparse(sub.value)
+                if value not in (head, f"Path({head})", f"pathlib.Path({head})"):
+                    return []
+        return callers.folders(path, function.name, names.index(head), head)
     return []
 
 
@@ -148,7 +265,9 @@ def _existing(base: Path, literal: str) -> Path | None:
     return None
 
 
-def python_components(path: Path, display: str, text: str, root: Path) -> list[Component]:
+def python_components(
+    path: Path, display: str, text: str, root: Path, callers: CallSites | None = None
+) -> list[Component]:
     """CUDA-only components named by one Python build file."""
     try:
         tree = ast.parse(text)
@@ -161,10 +280,15 @@ def python_components(path: Path, display: str, text: str, root: Path) -> list[C
     cuda_only: dict[Path, str] = {}
     rocm: set[Path] = set()
     reasons: dict[Path, tuple[int, str]] = {}
-    for node, literal in _path_literals(tree):
+    for node, literal, head in _path_literals(tree):
         if not hasattr(node, "lineno"):
             continue
         found = _existing(base, literal)
+        if found is None and head is not None:
+            for folder in _parameter_folders(tree, node, head, path, callers):
+                found = _existing(root, str(folder.resolve() / literal))
+                if found is not None:
+                    break
         if found is None:
             continue
         why = paths.dead_on_rocm_only(node)
@@ -201,7 +325,7 @@ def _builder_sources(tree: ast.Module, paths: Paths, path: Path, root: Path):
         files = []
         for method in node.body:
             if isinstance(method, ast.FunctionDef) and method.name == "sources":
-                for sub, literal in _path_literals(method):
+                for sub, literal, _ in _path_literals(method):
                     found = _from_ancestors(path, literal, root)
                     if found is not None:
                         files.append((found, literal, getattr(sub, "lineno", node.lineno)))
@@ -336,74 +460,158 @@ _SOURCE_COMMANDS = {
 }  # fmt: skip
 
 
-def _cmake_truth(condition: str, variables: dict[str, bool | None]) -> bool | None:
+def rocm_switch(name: str) -> bool:
+    """A configure switch named for ROCm/HIP (`USE_ROCM`, `FAISS_ENABLE_ROCM`, `GGML_HIP`,
+    `WITH_HIP`): at least two words, the last ROCM or HIP, none a negation."""
+    words = name.upper().split("_")
+    return name in ROCM_VARIABLES or (
+        len(words) >= 2
+        and words[-1] in ("ROCM", "HIP")
+        and words[0] != "CMAKE"
+        and not _NEGATIONS.intersection(words)
+    )
+
+
+_NEGATIONS = frozenset({"NO", "NOT", "DISABLE", "DISABLED", "SKIP", "WITHOUT", "FOUND"})
+
+
+def _cmake_truth(condition: str, variables: dict[str, bool | None], vendor: str) -> bool | None:
     """A condition's value: only `X`, `NOT X`, `${X}` for a variable whose value is known
-    (the ROCm variables, and ones set from them) are known."""
+    (ROCm switches, the project's ROCm companions, ones set from them) are known."""
     words = condition.replace("${", "").replace("}", "").split()
     negate = len(words) == 2 and words[0].upper() == "NOT"
     if negate:
         words = words[1:]
     if len(words) != 1:
         return None
-    value = variables.get(words[0])
+    name = words[0]
+    value = variables.get(name)
+    if value is None and name not in variables and rocm_switch(name):
+        value = vendor == ROCM
     if value is None:
         return None
     return not value if negate else value
 
 
-def _cmake_pass(text: str, vendor: str) -> list[tuple[str, list[str], int, str | None]]:
+def _set_value(command: str, words: list[str]) -> bool | None:
+    if command == "unset":
+        return False
+    if command == "set" and len(words) == 2:
+        word = words[1].upper()
+        return True if word in _ON else False if word in _OFF else None
+    return None
+
+
+def rocm_companions(text: str) -> dict[str, bool]:
+    """Variables the project's ROCm configure block sets: a branch that sets a ROCm switch ON
+    (TransformerEngine's tests: `set(USE_ROCM ON)` `set(USE_CUDA OFF)`) is that configure, so
+    the other constant `set()`s of the same branch are what a ROCm build sees."""
+    text = re.sub(r"#[^\n]*", "", text)
+    branches: list[list[tuple[str, bool]]] = [[]]
+    found: dict[str, bool] = {}
+
+    def close(branch: list[tuple[str, bool]]) -> None:
+        if any(rocm_switch(n) and v for n, v in branch):
+            for n, v in branch:
+                if not rocm_switch(n):
+                    found[n] = v if found.get(n, v) == v else None  # type: ignore[assignment]
+
+    for command, argument, _ in _commands(text):
+        words = [w.strip('"') for w in argument.split()]
+        if command == "if":
+            branches.append([])
+        elif command in ("elseif", "else") and len(branches) > 1:
+            close(branches.pop())
+            branches.append([])
+        elif command == "endif" and len(branches) > 1:
+            close(branches.pop())
+        elif command in ("set", "unset") and words:
+            value = _set_value(command, words)
+            if value is not None:
+                branches[-1].append((words[0], value))
+    return {n: v for n, v in found.items() if v is not None}
+
+
+def _cmake_pass(
+    text: str, vendor: str, companions: dict[str, bool] | None = None
+) -> tuple[list[tuple[str, list[str], int, str | None]], list[tuple[int, int, str]]]:
     """(command, arguments, line, why dead) for every command of interest, walking the
-    if/elseif/else chains with what `vendor`'s build knows."""
+    if/elseif/else chains with what `vendor`'s build knows; and the dead branches as
+    (first line, last line, why)."""
     variables: dict[str, bool | None] = {v: vendor == ROCM for v in ROCM_VARIABLES}
+    if vendor == ROCM and companions:
+        variables.update(companions)
     # One frame per open if(): whether a branch is known taken, whether one was unknown, and
     # for the current branch: dead (never runs), maybe (may or may not run), why.
     stack: list[dict] = []
     out = []
+    regions: list[tuple[int, int, str]] = []
+
+    def close(frame: dict, line: int) -> None:
+        if frame.get("dead") and line - 1 >= frame["start"]:
+            regions.append((frame["start"], line - 1, frame["why"]))
+
     for command, argument, line in _commands(text):
         words = [w.strip('"') for w in argument.split()]
         dead = next((f["why"] for f in stack if f["dead"]), None)
         if command == "if" or (command == "elseif" and stack):
-            truth = _cmake_truth(argument.strip(), variables)
+            truth = _cmake_truth(argument.strip(), variables, vendor)
             test = f"`{command}({' '.join(argument.split())})` (line {line})"
             if command == "if":
                 stack.append({"taken": False, "unknown": False, "test": test})
+            else:
+                close(stack[-1], line)
             frame = stack[-1]
             frame["dead"] = frame["taken"] or truth is False
             frame["maybe"] = not frame["taken"] and truth is None
             frame["taken"] = frame["taken"] or truth is True
             frame["unknown"] = frame["unknown"] or truth is None
             frame["why"] = test
+            frame["start"] = line + argument.count("\n") + 1
         elif command == "else" and stack:
             frame = stack[-1]
+            close(frame, line)
             frame["dead"] = frame["taken"]
             frame["maybe"] = not frame["taken"] and frame["unknown"]
             frame["why"] = f"the `else()` of {frame['test']}"
+            frame["start"] = line + 1
         elif command == "endif" and stack:
-            stack.pop()
+            close(stack.pop(), line)
         elif command in ("set", "unset", "option") and words and dead is None:
             name = words[0]
-            if command == "option" and name in ROCM_VARIABLES:
+            if command == "option" and (name in variables or rocm_switch(name)):
                 continue  # the build passes -DUSE_ROCM=ON; option() keeps a given value
-            value: bool | None = None
-            if command == "unset":
-                value = False
-            elif command == "set" and len(words) == 2:
-                value = (
-                    True if words[1].upper() in _ON else False if words[1].upper() in _OFF else None
-                )
+            value = _set_value(command, words)
             if any(f["maybe"] for f in stack):  # a branch that may or may not run
                 value = value if variables.get(name) == value else None
             variables[name] = value
         out.append((command, words, line, dead))
+    return out, regions
+
+
+def cmake_dead_lines(
+    text: str, companions: dict[str, bool] | None = None
+) -> list[tuple[int, int, str]]:
+    """Line ranges of a CMake file that a ROCm configure never runs and a CUDA one may:
+    (first line, last line, why)."""
+    text = re.sub(r"#[^\n]*", "", text)
+    _, rocm = _cmake_pass(text, ROCM, companions)
+    _, cuda = _cmake_pass(text, CUDA)
+    out = []
+    for start, end, why in rocm:
+        if not any(s <= start and end <= e for s, e, _ in cuda):
+            out.append((start, end, f"under {why}, which a ROCm configure never takes"))
     return out
 
 
-def cmake_components(path: Path, display: str, text: str) -> list[Component]:
+def cmake_components(
+    path: Path, display: str, text: str, companions: dict[str, bool] | None = None
+) -> list[Component]:
     """`add_subdirectory` folders and listed sources a ROCm build of this CMake file skips
     (and a CUDA build may not)."""
     base = path.resolve().parent
     text = re.sub(r"#[^\n]*", "", text)
-    rocm, cuda = _cmake_pass(text, ROCM), _cmake_pass(text, CUDA)
+    rocm, cuda = _cmake_pass(text, ROCM, companions)[0], _cmake_pass(text, CUDA)[0]
     dead_dirs: dict[Path, tuple[int, str, str]] = {}
     live_dirs: set[Path] = set()
     dead_files: dict[Path, str] = {}
@@ -453,14 +661,24 @@ def membership(
 ) -> Membership:
     """Components of a run: `files` holds (path, display, language, bytes) of its Python and
     CMake files."""
+    files = list(files)
+    companions: dict[str, bool | None] = {}
+    for _, _, language, data in files:
+        if language == "cmake" and b"set" in data:
+            for name, value in rocm_companions(data.decode("utf-8", "replace")).items():
+                companions[name] = value if companions.get(name, value) == value else None
+    known = {n: v for n, v in companions.items() if v is not None}
+    callers = CallSites((p, d) for p, _, language, d in files if language == "python")
     found: list[Component] = []
     for path, display, language, data in files:
         try:
             if language == "python" and any(t in data for t in BUILDER_TOKENS):
                 base = root or path.resolve().parent
-                found += python_components(path, display, data.decode("utf-8", "replace"), base)
+                text = data.decode("utf-8", "replace")
+                found += python_components(path, display, text, base, callers)
             elif language == "cmake" and b"add_subdirectory" in data:
-                found += cmake_components(path, display, data.decode("utf-8", "replace"))
+                text = data.decode("utf-8", "replace")
+                found += cmake_components(path, display, text, known)
         except (RecursionError, OSError, ValueError):
             continue  # an unreadable build file: nothing is guarded by it
-    return Membership(found)
+    return Membership(found, known)

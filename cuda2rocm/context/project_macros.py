@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
@@ -47,6 +48,9 @@ class ProjectMacros:
     #: basename -> paths, for includes not found beside the includer.
     by_name: dict[str, list[str]] = field(default_factory=dict)
     paths: frozenset[str] = frozenset()
+    #: Warp-size constants (`kWarpSize`) whose every definition a ROCm build may compile is
+    #: the wavefront, not a bare 32 (`wavefront_constants`): name -> the first such site.
+    wavefronts: dict[str, str] = field(default_factory=dict)
     digest: str = ""
 
     # -- building ------------------------------------------------------------------------------
@@ -62,6 +66,8 @@ class ProjectMacros:
             torch_built=torch_built,
             defines=defines,
         )
+        # A header with no directive can still define the warp constant (`wavefront_constants`).
+        plain = {_norm(p): t for p, t in texts.items() if "#" not in t and _WARP_HINT.search(t)}
         self.paths = frozenset(self.texts)
         for path in self.texts:
             self.by_name.setdefault(PurePosixPath(path).name, []).append(path)
@@ -78,6 +84,7 @@ class ProjectMacros:
                     if not where or (live is not False and not may):
                         where = f"{path}:{line}"
                     self.sites[p][name] = (may or live is not False, where)
+        self.wavefronts = wavefront_constants(self, plain)
         del self._in_progress
         self.texts = {}
         self.torch_built = None
@@ -130,6 +137,7 @@ class ProjectMacros:
     def _digest(self) -> str:
         h = hashlib.sha256()
         h.update(repr(self.defines.facts()).encode())
+        h.update(repr(sorted(self.wavefronts.items())).encode())
         for p in PASSES:
             h.update(repr(sorted(self.sites[p].items())).encode())
         for key in sorted(self.states):
@@ -181,3 +189,80 @@ class ProjectMacros:
             return base
 
         return fact
+
+
+# -- warp-size constants ------------------------------------------------------------------------
+_WARP_NAME = r"(?:k_?)?(?:warp_?size|warp_?width|threads_?per_?warp|warp_?threads|lanes_?per_?warp)"
+#: `#define WARP_SIZE 32`, `constexpr int kWarpSize = 64;`, `enum { kWarpSize = 32 }`.
+_WARP_DEFINITION = re.compile(
+    rf"^[ \t]*#[ \t]*define[ \t]+(?P<macro>{_WARP_NAME})[ \t]+(?P<mvalue>[^\n]+)"
+    rf"|\b(?:int|unsigned|size_t|auto|uint32_t|int32_t|uint)\b[^;=(){{}}\n]*?\b(?P<name>{_WARP_NAME})"
+    r"\s*=\s*(?P<value>[^;,}\n]+)",
+    re.I | re.M,
+)
+_WARP_HINT = re.compile(_WARP_NAME, re.I)
+_WAVE_TEST = re.compile(r"__AMDGCN_WAVEFRONT_SIZE|__GFX1[0-2]__|__gfx1[0-2]\w*__")
+_CONDITIONAL = re.compile(r"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b([^\n]*)", re.M)
+
+
+def _is_32(value: str) -> bool:
+    return value.strip().strip("{}() ").rstrip("uUlL") == "32"
+
+
+_WAVEFRONT_VALUE = re.compile(
+    r"\bwarpSize\b|wavefront|__AMDGCN_WAVEFRONT_SIZE|\bC10_WARP_SIZE\b", re.I
+)
+
+
+def _follows_wavefront(value: str) -> bool:
+    """64, or an expression of the hardware's wavefront (`warpSize`,
+    `rocprim::arch::wavefront::max_size()`, `__AMDGCN_WAVEFRONT_SIZE`). Another name (`WARP_SIZE`,
+    which may be 32) is not known to."""
+    bare = value.strip().strip("{}() ").rstrip("uUlL")
+    return bare == "64" or bool(_WAVEFRONT_VALUE.search(value))
+
+
+def _wave_tested(text: str, offset: int) -> bool:
+    """The innermost `#if`/`#elif` chain around `offset` tests the AMD wavefront size (a 32 for
+    wave32 targets, gfx10-12, is that target's wavefront)."""
+    stack: list[str] = []
+    for m in _CONDITIONAL.finditer(text, 0, offset):
+        word = m.group(1)
+        if word in ("if", "ifdef", "ifndef"):
+            stack.append(m.group(2))
+        elif word == "endif" and stack:
+            stack.pop()
+        elif stack:
+            stack[-1] += " " + m.group(2)
+    return bool(stack) and bool(_WAVE_TEST.search(stack[-1]))
+
+
+def wavefront_constants(project: ProjectMacros, plain: Mapping[str, str]) -> dict[str, str]:
+    """Warp-size constants that follow the wavefront in a ROCm build: every definition of the
+    name in the run that some HIP pass may compile follows the wavefront (`64`,
+    `rocprim::arch::wavefront::max_size()`, `warpSize`) or is a 32 under a wavefront-size test
+    (faiss's `#ifdef USE_AMD_ROCM` / `#if __AMDGCN_WAVEFRONT_SIZE == 32u`), and at least one is
+    compiled. Definitions in code every HIP pass skips (the CUDA `#else`) do not count; any
+    ROCm-reachable bare 32 keeps the name reported. `plain`: files with no directive."""
+    sites: dict[str, list[tuple[bool, str]]] = {}
+    for path, text in [*project.texts.items(), *plain.items()]:
+        if not _WARP_HINT.search(text):
+            continue
+        model = None if path in project.texts else preprocessor.LineModel([], [], [])
+        for m in _WARP_DEFINITION.finditer(text):
+            name = m.group("macro") or m.group("name")
+            value = m.group("mvalue") if m.group("macro") else m.group("value")
+            if model is None:
+                built = bool(project.torch_built and project.torch_built(path))
+                passes = [p for p in preprocessor.passes_for(path, built) if p != "cxx"]
+                model = preprocessor.combine(project._scan(path, p) for p in passes)
+            line = text.count("\n", 0, m.start()) + 1
+            if model.value(line) is False:
+                continue  # only the CUDA build compiles it
+            fine = _follows_wavefront(value) or (_is_32(value) and _wave_tested(text, m.start()))
+            sites.setdefault(name, []).append((fine, f"{path}:{line}"))
+    return {
+        name: found[0][1]
+        for name, found in sites.items()
+        if found and all(fine for fine, _ in found)
+    }

@@ -32,6 +32,17 @@ What the passes know (torch 2.13, `torch/version.py`, `torch/utils/cpp_extension
   ROCm build, as its documentation describes it. Code dead because of an environment default
   alone is dead on CUDA too, so it is never guarded; but `if not IS_ROCM or os.getenv("X")`
   would be, so runtime code reads every environment variable as unknown.
+- Build scripts (`is_build_script`, and build files): an environment variable compared with a
+  vendor's name (flash-attention's `BUILD_TARGET = os.environ.get("BUILD_TARGET", "auto")`,
+  `if BUILD_TARGET == "cuda":`) is the project's build-target switch: a ROCm build is never one
+  whose target says "cuda" (that is a CUDA build), and the reverse. Other values ("auto") and
+  other comparisons stay unknown.
+- Build files only: a flag or zero-argument helper *named* for the ROCm build (`ROCM_BUILD_NAME`:
+  TransformerEngine's `rocm_build()`, `IS_ROCM`, `use_hip`) whose value the pass cannot work
+  out (it reads the environment or probes for hipcc/nvcc) is True on ROCm and False on CUDA. The
+  project's build helpers decide which build this is; a ROCm build of the project is, by the
+  project's own definition, one where its ROCm-build test is true (as `build_defines` reads
+  such names for `-D` flags). Runtime code never uses this: there the name may mean anything.
 
 What is not provable, and so stays reported:
 
@@ -54,6 +65,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -69,6 +81,8 @@ class Value:
     truth: bool | None = None
     none: bool | None = None
     const: tuple | None = None
+    #: Read from the environment in a build file (`vendor_named`); its text is not known.
+    env: bool = False
 
     @classmethod
     def of(cls, value: object) -> Value:
@@ -93,6 +107,16 @@ FACTS: dict[str, dict[str, Value]] = {
 ROCM_FLAGS = frozenset(
     name for name, v in FACTS.items() if v[ROCM].truth is True and v[CUDA].truth is False
 )
+#: Build files only: a project flag or zero-argument helper named for the ROCm build
+#: (`rocm_build()`, `IS_ROCM`, `is_rocm_pytorch()`, `USE_HIP`) whose value is not otherwise known.
+ROCM_BUILD_NAME = re.compile(
+    r"^(?:(?:is|use|with|build|enable)_(?:rocm|hip)(?:_build|_pytorch|_extension|_enabled)?"
+    r"|(?:rocm|hip)_(?:build|pytorch|extension|enabled))$",
+    re.I,
+)
+#: Build files only: an environment variable compared with a vendor's name
+#: (`BUILD_TARGET == "cuda"`) is a build-target switch; see the module docstring.
+VENDOR_NAMES = {"cuda": CUDA, "nvidia": CUDA, "rocm": ROCM, "hip": ROCM, "amd": ROCM}
 #: A file that reads none of these cannot have a vendor branch (cheap prefilter).
 TOKENS = ("version.hip", "version.cuda", "ROCM_HOME", "IS_HIP_EXTENSION", "version import")
 
@@ -167,6 +191,8 @@ class _Pass:
     ) -> None:
         self.text, self.vendor, self.index, self.path = text, vendor, index, path
         self.env_defaults = env_defaults
+        #: A build script run for one vendor's build (`Paths(build_file=True)`).
+        self.build_file = False
         self.dead: list[Region] = []
         self.globals_declared = {
             n
@@ -347,6 +373,7 @@ class _Pass:
             return None
         local = _bound_names(node.body) | {a.arg for a in _arguments(node.args)}
         sub = _Pass(self.tree, self.text, self.vendor, self.index, self.path, self.env_defaults)
+        sub.build_file = self.build_file
         sub.module_env, sub.deferred, sub.classes = self.module_env, [], self.classes
         sub.globals_declared = self.globals_declared
         sub.returns = []
@@ -454,7 +481,14 @@ class _Pass:
         if isinstance(node, ast.Name):
             if node.id in self.globals_declared:  # rebound from some function: any value
                 return UNKNOWN
-            return env.get(node.id, UNKNOWN)
+            found = env.get(node.id, UNKNOWN)
+            if found == UNKNOWN and self.env_defaults and ROCM_BUILD_NAME.match(node.id):
+                return Value.of(self.vendor == ROCM)  # build files: see the module docstring
+            return found
+        if isinstance(node, ast.Subscript) and self.build_file:  # os.environ["BUILD_TARGET"]
+            base = self.evaluate(node.value, env)
+            if isinstance(base, Module) and base.name == "os.environ":
+                return Value(env=True)
         if isinstance(node, ast.Attribute):
             return self.attribute(self.evaluate(node.value, env), node.attr)
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
@@ -506,6 +540,11 @@ class _Pass:
                 if b.const == (None,) and a.none is not None:
                     same = a.none
                     return Value.of(same if isinstance(op, (ast.Is, ast.Eq)) else not same)
+                if a.env and isinstance(op, (ast.Eq, ast.NotEq)) and b.const is not None:
+                    target = VENDOR_NAMES.get(str(b.const[0]).lower())
+                    if target is not None:
+                        same = target == self.vendor
+                        return Value.of(same if isinstance(op, ast.Eq) else not same)
             if (
                 self.env_defaults  # build files only: see the module docstring
                 and left.const is not None
@@ -546,6 +585,8 @@ class _Pass:
             if isinstance(default, ast.Constant):
                 return Value.of(default.value)
             return UNKNOWN
+        if self.build_file and _is_env_get(self, func, env):
+            return Value(env=True)
         if node.args or node.keywords:
             return UNKNOWN
         target = (
@@ -556,6 +597,13 @@ class _Pass:
         )
         if isinstance(target, Helper):
             return target.value
+        if (
+            self.env_defaults
+            and isinstance(func, ast.Name)
+            and ROCM_BUILD_NAME.match(func.id)
+            and not isinstance(target, (Module, ClassInfo))
+        ):
+            return Value.of(self.vendor == ROCM)  # `rocm_build()`: see the module docstring
         return UNKNOWN
 
     def own_method(self, name: str):
@@ -645,9 +693,16 @@ class ProjectIndex:
     `from .utils import IS_ROCM` in another file is understood. Built once per run; its
     `digest` is part of every Python file's cache key."""
 
-    def __init__(self, exports: dict[str, dict[str, dict[str, object]]]) -> None:
+    def __init__(
+        self,
+        exports: dict[str, dict[str, dict[str, object]]],
+        foreign: frozenset[str] | None = None,
+    ) -> None:
         #: resolved path (posix) -> vendor -> name -> Value | Helper | ClassInfo
         self.exports = exports
+        #: Names some file of the run mentions without defining them (`def name`): a function
+        #: of that name may be called from there. None: not known (every name may be).
+        self.foreign = foreign
         self._by_suffix: dict[str, list[str]] = {}
         for path in exports:
             parts = Path(path).with_suffix("").parts
@@ -659,7 +714,10 @@ class ProjectIndex:
     @classmethod
     def build(cls, files: Iterable[tuple[Path, bytes]]) -> ProjectIndex:
         parsed = []
+        foreign: set[str] = set()
         for path, data in files:
+            words = set(_WORD.findall(data))
+            foreign |= {w.decode() for w in words - set(_DEF.findall(data))}
             if not any(t.encode() in data for t in TOKENS):
                 continue
             text = data.decode("utf-8", "replace")
@@ -683,10 +741,10 @@ class ProjectIndex:
                     }
                 if any(per_vendor.values()):
                     exports[resolved.as_posix()] = per_vendor
-            index = cls(exports)
+            index = cls(exports, frozenset(foreign))
             if not exports:
                 break
-        return index if index is not None else cls({})
+        return index if index is not None else cls({}, frozenset(foreign))
 
     @property
     def digest(self) -> str:
@@ -694,10 +752,13 @@ class ProjectIndex:
 
         return hashlib.blake2b(
             repr(
-                sorted(
-                    (p, v, sorted((k, repr(x)) for k, x in names.items()))
-                    for p, vendors in self.exports.items()
-                    for v, names in vendors.items()
+                (
+                    sorted(
+                        (p, v, sorted((k, repr(x)) for k, x in names.items()))
+                        for p, vendors in self.exports.items()
+                        for v, names in vendors.items()
+                    ),
+                    sorted(self.foreign or ()),
                 )
             ).encode(),
             digest_size=8,
@@ -720,6 +781,10 @@ class ProjectIndex:
         return None
 
 
+_WORD = re.compile(rb"[A-Za-z_]\w*")
+_DEF = re.compile(rb"\bdef\s+([A-Za-z_]\w*)")
+
+
 def _parse(text: str) -> ast.Module | None:
     try:
         return ast.parse(text)
@@ -738,6 +803,7 @@ class Paths:
         index: ProjectIndex | None = None,
         tree: ast.Module | None = None,
         env_defaults: bool = False,
+        build_file: bool = False,
     ) -> None:
         self.text = text
         tree = tree if tree is not None else _parse(text)
@@ -749,9 +815,12 @@ class Paths:
         where = Path(path) if path is not None else None
         for vendor, sink in ((ROCM, self.rocm), (CUDA, self.cuda)):
             p = _Pass(tree, text, vendor, index, where, env_defaults)
+            p.build_file = build_file or env_defaults
             self.envs[vendor] = p.run()
             sink.extend(r for r in p.dead if r.reason != "plain")
         self._lines = text.splitlines()
+        if self.rocm:
+            _called_only_where_dead(tree, self, index)
 
     def _ast_column(self, line: int, column: int) -> int:
         """A 1-based character column as `ast`'s 0-based UTF-8 byte offset."""
@@ -781,6 +850,65 @@ class Paths:
         return min(hits, key=lambda r: r.start).reason if hits else ""
 
 
+def _called_only_where_dead(tree: ast.Module, paths: Paths, index: ProjectIndex | None) -> None:
+    """Module-level functions every use of which is a call ROCm never runs (flash-attention's
+    `check_if_cuda_home_none` is called only under `if not IS_ROCM:`): their bodies are dead on
+    ROCm too. Only when the whole run is known (`index.foreign`): a function whose name another
+    file mentions without defining it may be called from there, and stays reported; so does
+    one that is decorated, bound twice, never used, or used other than by a direct call
+    (passed as a value, `getattr`). Followed to a fixpoint: a helper called only from such a
+    function is dead too."""
+    if index is None or index.foreign is None:
+        return
+    functions: dict[str, ast.AST] = {}
+    bound: dict[str, int] = {}
+    for stmt in tree.body:
+        for name in _bound_names([stmt]):
+            bound[name] = bound.get(name, 0) + 1
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and not stmt.decorator_list:
+            functions[stmt.name] = stmt
+    candidates = {
+        n: f for n, f in functions.items() if bound.get(n) == 1 and n not in index.foreign
+    }
+    if not candidates:
+        return
+    uses: dict[str, list[ast.AST]] = {n: [] for n in candidates}
+    called: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            called.add(id(node.func))
+        if isinstance(node, ast.Name) and node.id in uses:
+            uses[node.id].append(node)
+    changed = True
+    while changed:
+        changed = False
+        for name, function in list(candidates.items()):
+            found = uses[name]
+            if not found or any(id(u) not in called for u in found):
+                del candidates[name]
+                continue
+            reasons = [paths.dead_on_rocm_only(u) for u in found]
+            if all(reasons):
+                start, end = _span(function)
+                lines = ", ".join(str(u.lineno) for u in found)
+                paths.rocm.append(
+                    Region(
+                        start,
+                        end,
+                        f"`{name}()` is called only where ROCm never runs (line {lines}: "
+                        f"{reasons[0].split(': ROCm never', 1)[0]}): ROCm never runs this",
+                    )
+                )
+                del candidates[name]
+                changed = True
+
+
+def is_build_script(text: str) -> bool:
+    """A script that builds extensions (it imports torch's cpp_extension and calls setup() or
+    an extension builder): run for one vendor's build at a time."""
+    return "cpp_extension" in text and ("setup(" in text or "Extension(" in text)
+
+
 def might_branch(text: str) -> bool:
     return any(t in text for t in TOKENS)
 
@@ -789,7 +917,7 @@ def guard(diagnostics: list, text: str, path: str, index: ProjectIndex | None = 
     """`diagnostics` with `guarded` set on those ROCm provably never runs."""
     if not diagnostics or not (might_branch(text) or _imports_flag(text, index)):
         return diagnostics
-    paths = Paths(text, path, index)
+    paths = Paths(text, path, index, build_file=is_build_script(text))
     out = []
     for d in diagnostics:
         if not d.guarded and d.rule not in ("internal-error", "read-error"):

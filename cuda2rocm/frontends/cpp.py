@@ -137,6 +137,9 @@ class CppView:
     line_model: object | None = None
     #: Macros the project's build (setup.py, CMake) defines for ROCm builds.
     rocm_macros: frozenset[str] = frozenset()
+    #: Warp-size constants whose ROCm definitions all follow the wavefront (set by the engine
+    #: from context.project_macros.ProjectMacros.wavefronts).
+    wavefront_constants: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         text = self.source.text

@@ -1,0 +1,342 @@
+"""Context model, precision cases from the review of ported projects (issue 13): code a ROCm
+build provably never compiles or runs is guarded, with a reason; unknown stays reported.
+
+1. sources a project build helper adds only `if not rocm_build()`, joined onto a folder its
+   caller passes (TransformerEngine's build_tools/pytorch.py shape);
+2. `glob.glob(os.path.join(here, "csrc", "**", "*.cu"))` sources (detectron2's setup.py shape);
+3. a function whose only calls are in code ROCm never runs (flash-attention's setup.py shape);
+4. the CUDA branch of a CMake `if(<ROCm switch>) ... else()` (faiss, TransformerEngine tests);
+5. a warp-size constant another file defines as the wavefront under the ROCm macro (faiss).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cuda2rocm import runner
+from cuda2rocm.build_context import extension_sources, torch_built_dirs
+from cuda2rocm.catalogue import load_catalogue
+from cuda2rocm.context.build import cmake_dead_lines, rocm_companions
+from cuda2rocm.engine import Linter
+
+PTX = '__device__ int lane() { int l; asm("mov.u32 %0, %%laneid;" : "=r"(l)); return l; }\n'
+
+
+def _write(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+
+
+def _run(root: Path, *rules: str):
+    specs = [r for r in load_catalogue() if r.id in rules]
+    return runner.run(Linter(specs), [root])
+
+
+def _where(result, root: Path) -> tuple[set, dict]:
+    def rel(d):
+        return Path(d.path).resolve().relative_to(root.resolve()).as_posix()
+
+    reported = {
+        (rel(d), d.position.line) for d in result.diagnostics if d.rule != "cuda-only-component"
+    }
+    guarded = {(rel(d), d.position.line): d.guarded for d in result.guarded}
+    return reported, guarded
+
+
+# -- 1. build helpers ----------------------------------------------------------------------------
+UTILS = """\
+import os
+import shutil
+
+
+def rocm_build() -> bool:
+    if os.getenv("MY_USE_ROCM"):
+        return True
+    return shutil.which("nvcc") is None and shutil.which("hipcc") is not None
+"""
+EXT = """\
+from pathlib import Path
+
+from .utils import rocm_build
+
+
+def setup_ext(csrc):
+    csrc = Path(csrc)
+    sources = [csrc / "common.cu"]
+    if not rocm_build():
+        sources.extend([csrc / "nvonly" / "fast.cu"])
+    from torch.utils.cpp_extension import CUDAExtension
+
+    return CUDAExtension("m", sources)
+"""
+SETUP = """\
+from setuptools import setup
+
+from build_tools.ext import setup_ext
+
+setup(name="m", ext_modules=[setup_ext("pkg/csrc")])
+"""
+
+
+def test_sources_a_build_helper_adds_only_when_not_rocm_build(tmp_path):
+    _write(
+        tmp_path,
+        {
+            "build_tools/utils.py": UTILS,
+            "build_tools/ext.py": EXT,
+            "setup.py": SETUP,
+            "pkg/csrc/common.cu": PTX,
+            "pkg/csrc/nvonly/fast.cu": PTX,
+        },
+    )
+    reported, guarded = _where(_run(tmp_path, "inline-ptx"), tmp_path)
+    assert ("pkg/csrc/common.cu", 1) in reported
+    assert "`if not rocm_build():` (line 9)" in guarded[("pkg/csrc/nvonly/fast.cu", 1)]
+
+
+def test_build_helper_with_other_name_or_unknown_caller_guards_nothing(tmp_path):
+    files = {
+        "build_tools/utils.py": UTILS.replace("rocm_build", "fast_build"),
+        "build_tools/ext.py": EXT.replace("rocm_build", "fast_build"),
+        "setup.py": SETUP,
+        "pkg/csrc/common.cu": PTX,
+        "pkg/csrc/nvonly/fast.cu": PTX,
+    }
+    _write(tmp_path, files)
+    assert _where(_run(tmp_path, "inline-ptx"), tmp_path)[1] == {}
+    # The ROCm-build test is known, but the folder comes from the environment: unknown.
+    files["build_tools/utils.py"] = UTILS
+    files["build_tools/ext.py"] = EXT
+    files["setup.py"] = SETUP.replace('"pkg/csrc"', 'os.environ["CSRC"]')
+    _write(tmp_path, files)
+    reported, guarded = _where(_run(tmp_path, "inline-ptx"), tmp_path)
+    assert guarded == {} and ("pkg/csrc/nvonly/fast.cu", 1) in reported
+
+
+# -- 2. glob sources -------------------------------------------------------------------------------
+GLOB_SETUP = """\
+import glob
+import os
+from os import path
+
+from torch.utils.cpp_extension import CppExtension, CUDAExtension
+
+
+def get_extensions():
+    this_dir = path.dirname(path.abspath(__file__))
+    csrc = path.join(this_dir, "pkg", "layers", "csrc")
+    sources = [path.join(csrc, "vision.cpp")]
+    source_cuda = glob.glob(path.join(csrc, "**", "*.cu")) + glob.glob(path.join(csrc, "*.cu"))
+    extension = CppExtension
+    if os.getenv("FORCE_CUDA"):
+        extension = CUDAExtension
+        sources += source_cuda
+    return [extension("pkg._C", sources)]
+"""
+CUDA_VERSION_CU = "#include <cuda_runtime_api.h>\nint version() { return CUDART_VERSION; }\n"
+
+
+def test_glob_sources_are_built_by_torch(tmp_path):
+    found = extension_sources(GLOB_SETUP)
+    assert "pkg/layers/csrc/**/*.cu" in found and "pkg/layers/csrc/vision.cpp" in found
+    _write(tmp_path, {"setup.py": GLOB_SETUP, "pkg/layers/csrc/cuda_version.cu": CUDA_VERSION_CU})
+    setup = tmp_path / "setup.py"
+    csrc = (tmp_path / "pkg/layers/csrc").resolve()
+    assert torch_built_dirs([(setup, setup.read_bytes())]) == {csrc}
+    result = _run(tmp_path, "hip-include")
+    assert not [d for d in result.diagnostics if "not built by torch" in d.message]
+
+
+def test_glob_of_an_unknown_folder_claims_nothing(tmp_path):
+    text = GLOB_SETUP.replace('path.join(this_dir, "pkg", "layers", "csrc")', 'os.environ["SRC"]')
+    assert [s for s in extension_sources(text) if "*" in s] == []
+    _write(tmp_path, {"setup.py": text, "pkg/layers/csrc/cuda_version.cu": CUDA_VERSION_CU})
+    result = _run(tmp_path, "hip-include")
+    assert [d for d in result.diagnostics if "not built by torch" in d.message]
+
+
+# -- 3. functions called only where ROCm never runs ---------------------------------------------
+CALLS = """\
+from torch.utils.cpp_extension import CUDA_HOME, IS_HIP_EXTENSION
+
+IS_ROCM = IS_HIP_EXTENSION
+
+
+def check_cuda_home(option):
+    if CUDA_HOME is None:
+        raise RuntimeError(option)
+
+
+def check_twice(option):
+    check_cuda_home(option)
+
+
+def also_called_live(option):
+    if CUDA_HOME is None:
+        raise RuntimeError(option)
+
+
+def passed_as_value(option):
+    if CUDA_HOME is None:
+        raise RuntimeError(option)
+
+
+if not IS_ROCM:
+    check_twice("x")
+also_called_live("y")
+HOOKS = [passed_as_value]
+"""
+
+
+def test_function_called_only_in_cuda_only_code_is_guarded(tmp_path):
+    _write(tmp_path, {"setup.py": CALLS})
+    reported, guarded = _where(_run(tmp_path, "cuda-home-gate"), tmp_path)
+    # check_cuda_home: called only from check_twice, called only under `if not IS_ROCM:`.
+    assert "`check_cuda_home()` is called only where ROCm never runs" in guarded[("setup.py", 7)]
+    assert {("setup.py", 16), ("setup.py", 21)} <= reported  # a live call; passed as a value
+
+
+def test_function_another_file_may_call_stays_reported(tmp_path):
+    _write(tmp_path, {"setup.py": CALLS, "tools/other.py": "from setup import check_twice\n"})
+    reported, guarded = _where(_run(tmp_path, "cuda-home-gate"), tmp_path)
+    assert guarded == {} and ("setup.py", 7) in reported
+
+
+# -- 4. CMake branches ---------------------------------------------------------------------------
+TOP_CMAKE = """\
+option(USE_CUDA "Use CUDA" ON)
+if(EXISTS "/opt/rocm" AND NOT EXISTS "/usr/bin/nvcc")
+  set(USE_ROCM ON)
+  set(USE_CUDA OFF)
+endif()
+add_subdirectory(util)
+if(PROJ_ENABLE_ROCM)
+  target_link_libraries(x hip::host)
+elseif(PROJ_STATIC)
+  target_link_libraries(x CUDA::cublas_static)
+else()
+  target_link_libraries(x CUDA::cublas)
+endif()
+if(NOT PROJ_ENABLE_ROCM)
+  target_link_libraries(z CUDA::cudart)
+endif()
+if(SOME_OPTION)
+  target_link_libraries(y CUDA::cublas)
+endif()
+"""
+UTIL_CMAKE = """\
+if(USE_CUDA)
+  add_executable(t a.cpp ../common.cu)
+else()
+  add_executable(t a.cpp ../common.hip)
+endif()
+"""
+
+
+def test_cmake_cuda_branches_are_guarded(tmp_path):
+    assert rocm_companions(TOP_CMAKE) == {"USE_CUDA": False}
+    dead = cmake_dead_lines(TOP_CMAKE, rocm_companions(TOP_CMAKE))
+    assert [(a, b) for a, b, _ in dead] == [(10, 10), (12, 12), (15, 15)]
+    _write(tmp_path, {"CMakeLists.txt": TOP_CMAKE, "util/CMakeLists.txt": UTIL_CMAKE})
+    reported, guarded = _where(_run(tmp_path, "cmake-cuda-language"), tmp_path)
+    assert reported == {("CMakeLists.txt", 18)}  # under an unknown option: reported
+    assert "the `else()` of `if(PROJ_ENABLE_ROCM)` (line 7)" in guarded[("CMakeLists.txt", 12)]
+    assert "`if(USE_CUDA)` (line 1)" in guarded[("util/CMakeLists.txt", 2)]
+
+
+def test_cmake_switch_without_rocm_configure_stays_reported(tmp_path):
+    # USE_CUDA is not set off by a ROCm configure block here: unknown on ROCm.
+    top = TOP_CMAKE.replace("  set(USE_ROCM ON)\n", "")
+    assert rocm_companions(top) == {}
+    _write(tmp_path, {"CMakeLists.txt": top, "util/CMakeLists.txt": UTIL_CMAKE})
+    reported, _ = _where(_run(tmp_path, "cmake-cuda-language"), tmp_path)
+    assert ("util/CMakeLists.txt", 2) in reported
+    # A switch that names ROCm only as a negation is not a ROCm switch.
+    assert cmake_dead_lines("if(NO_ROCM)\n  set(A 1)\nelse()\n  set(B 1)\nendif()\n") == []
+
+
+# -- 5. warp-size constants defined elsewhere --------------------------------------------------
+DEFS = """\
+#pragma once
+#ifdef USE_AMD_ROCM
+#if __AMDGCN_WAVEFRONT_SIZE == 32u
+constexpr int kWarpSize = 32;
+#else
+constexpr int kWarpSize = 64;
+#endif
+#else
+constexpr int kWarpSize = 32;
+#endif
+"""
+KERNEL = """\
+#include "defs.cuh"
+__global__ void k(float* out) {
+  int laneId = threadIdx.x % kWarpSize;
+  out[threadIdx.x / kWarpSize] = laneId;
+}
+"""
+ROCM_CMAKE = (
+    'option(PROJ_ENABLE_ROCM "ROCm" OFF)\n'
+    "if(PROJ_ENABLE_ROCM)\n  add_definitions(-DUSE_AMD_ROCM)\nendif()\n"
+)
+
+
+def test_warp_constant_that_is_the_wavefront_on_rocm_is_not_reported(tmp_path):
+    _write(tmp_path, {"defs.cuh": DEFS, "k.cu": KERNEL, "CMakeLists.txt": ROCM_CMAKE})
+    reported, _ = _where(_run(tmp_path, "warp-size-32"), tmp_path)
+    assert not {r for r in reported if r[0] == "k.cu"}
+
+
+def test_warp_constant_that_may_be_32_on_rocm_stays_reported(tmp_path):
+    # The ROCm macro is not one the build defines: the bare 32 may be what ROCm compiles.
+    defs = DEFS.replace("USE_AMD_ROCM", "SOME_OTHER_MACRO")
+    _write(tmp_path, {"defs.cuh": defs, "k.cu": KERNEL, "CMakeLists.txt": ROCM_CMAKE})
+    reported, _ = _where(_run(tmp_path, "warp-size-32"), tmp_path)
+    assert {("k.cu", 3), ("k.cu", 4)} <= reported
+    # Defined from another name, which may itself be 32: unknown.
+    _write(tmp_path, {"defs.cuh": DEFS.replace("kWarpSize = 64", "kWarpSize = WARP_SIZE")})
+    reported, _ = _where(_run(tmp_path, "warp-size-32"), tmp_path)
+    assert {("k.cu", 3), ("k.cu", 4)} <= reported
+    # Another header defines the same name as a bare 32 that ROCm compiles.
+    _write(tmp_path, {"defs.cuh": DEFS, "other.cuh": "constexpr int kWarpSize = 32;\n"})
+    reported, _ = _where(_run(tmp_path, "warp-size-32"), tmp_path)
+    assert {("k.cu", 3), ("k.cu", 4)} <= reported
+
+
+TARGET = """\
+import os
+
+from setuptools import setup
+from torch.utils.cpp_extension import CUDA_HOME, IS_HIP_EXTENSION
+
+BUILD_TARGET = os.environ.get("BUILD_TARGET", "auto")
+if BUILD_TARGET == "auto":
+    IS_ROCM = IS_HIP_EXTENSION
+elif BUILD_TARGET == "cuda":
+    IS_ROCM = False
+elif BUILD_TARGET == "rocm":
+    IS_ROCM = True
+
+
+def check_cuda_home():
+    if CUDA_HOME is None:
+        raise RuntimeError("CUDA_HOME")
+
+
+if not os.getenv("SKIP") and not IS_ROCM:
+    check_cuda_home()
+setup(name="m")
+"""
+
+
+def test_build_target_switch_of_a_build_script(tmp_path):
+    _write(tmp_path, {"setup.py": TARGET})
+    reported, guarded = _where(_run(tmp_path, "cuda-home-gate"), tmp_path)
+    assert "`check_cuda_home()` is called only where ROCm" in guarded[("setup.py", 16)]
+    assert reported == set()
+    # Not a build script (no extension build): the environment is runtime data, unknown.
+    runtime = TARGET.replace("from setuptools import setup\n", "").replace('setup(name="m")', "")
+    _write(tmp_path, {"setup.py": runtime})
+    reported, guarded = _where(_run(tmp_path, "cuda-home-gate"), tmp_path)
+    assert guarded == {} and ("setup.py", 15) in reported
