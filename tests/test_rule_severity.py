@@ -94,3 +94,17 @@ constexpr int d = 1;
 def test_arch_and_version_tests_with_a_fallback_side_are_info(rule, expected):
     found = _severities(rule, "k.cu", "cuda", MACROS)
     assert [(line, sev.value) for line, sev in found] == expected
+
+
+def test_an_else_of_empty_stub_kernels_is_no_fallback():
+    code = """
+#if __CUDA_ARCH__ >= 900
+template <int N>
+__global__ void reduce_mc(float* p) { p[0] = N; }
+#else
+template <int N>
+__global__ void reduce_mc(float* p) {}
+#endif
+"""
+    found = _severities("cuda-arch-macro", "k.cu", "cuda", code)
+    assert [(line, sev.value) for line, sev in found] == [(1, "warning")]

@@ -470,7 +470,23 @@ def has_fallback(view: CppView, branch: tree_sitter.Node) -> bool:
         return nested is not None and has_fallback(view, alternative)
     if first.type == "preproc_call" and view.text(first).lstrip().startswith("#error"):
         return False
+    if _only_stubs(view, alternative):
+        return False  # `#else` of empty kernels: they link, and do nothing
     return view.line_model is None or view.line_model.value(first.start_point[0] + 1) is not False
+
+
+def _only_stubs(view: CppView, branch: tree_sitter.Node) -> bool:
+    """Whether every definition in `branch` is a function with an empty body (`{}`)."""
+    skip = {branch.child_by_field_name(f) for f in ("condition", "name", "alternative")}
+    code = [c for c in branch.named_children if c not in skip and c.type != "comment"]
+    bodies = []
+    for child in code:
+        while child is not None and child.type == "template_declaration":
+            child = next((c for c in child.named_children if c.type == "function_definition"), None)
+        if child is None or child.type != "function_definition":
+            return False
+        bodies.append(child.child_by_field_name("body"))
+    return bool(bodies) and all(b is not None and b.named_child_count == 0 for b in bodies)
 
 
 def _first_code(view: CppView, branch: tree_sitter.Node) -> tree_sitter.Node | None:
