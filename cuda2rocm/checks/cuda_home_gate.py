@@ -70,8 +70,10 @@ class Rule(NameAware):
         if QUALIFIED not in self.qualified_names(node):
             return
         parent = self.parent(node)
-        if isinstance(parent, (cst.ImportAlias, cst.AssignTarget)):
+        if isinstance(parent, (cst.ImportAlias, cst.AssignTarget, cst.Param)):
             return
+        if isinstance(node, cst.Name) and self._shadowed(node):
+            return  # `def f(CUDA_HOME): ...`: the function's own parameter
         if under_vendor_test(self, node, ROCM_AWARE):
             return
         if (
@@ -91,7 +93,11 @@ class Rule(NameAware):
             self._gates.append((node, node, "truthy"))
             return
         self._paths.append(node)
-        if self._checked_before(node) or _harmless_value(self, node, parent):
+        if (
+            self._checked_before(node)
+            or _harmless_value(self, node, parent)
+            or self._to_catching_helper(parent)
+        ):
             self._protected.add(id(node))
 
     def _in_test(self, node: cst.CSTNode, parent: cst.CSTNode | None) -> bool:
@@ -109,6 +115,9 @@ class Rule(NameAware):
         for parent in self.ancestors(where):
             if isinstance(parent, cst.BooleanOperation) and isinstance(parent.operator, cst.And):
                 node = parent
+                continue
+            if isinstance(parent, cst.UnaryOperation) and isinstance(parent.operator, cst.Not):
+                node = parent  # `x if not (CUDA_HOME and isdir(CUDA_HOME)) else y`
                 continue
             if isinstance(parent, (cst.If, cst.IfExp)) and parent.test is node:
                 return parent, node
@@ -134,6 +143,46 @@ class Rule(NameAware):
             if after_and or in_body:
                 return True
             child = parent
+        return False
+
+    def _shadowed(self, node: cst.Name) -> bool:
+        """Inside a function with a parameter of the same name."""
+        for ancestor in self.ancestors(node):
+            if isinstance(ancestor, (cst.FunctionDef, cst.Lambda)):
+                params = ancestor.params
+                every = [*params.posonly_params, *params.params, *params.kwonly_params]
+                if any(p.name.value == node.value for p in every):
+                    return True
+        return False
+
+    def _to_catching_helper(self, parent: cst.CSTNode | None) -> bool:
+        """`helper(CUDA_HOME, ...)` where this module's `def helper` wraps its whole body in
+        `try: ... except Exception:` (an environment report): a None there is caught."""
+        if not isinstance(parent, cst.Arg):
+            return False
+        call = self.parent(parent)
+        if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Name)):
+            return False
+        assert self._module is not None
+        for statement in self._module.body:
+            if isinstance(statement, cst.FunctionDef) and statement.name.value == call.func.value:
+                body = [
+                    b
+                    for b in statement.body.body
+                    if not (
+                        isinstance(b, cst.SimpleStatementLine)
+                        and isinstance(b.body[0], cst.Expr)
+                        and isinstance(b.body[0].value, cst.SimpleString)
+                    )
+                ]
+                return (
+                    len(body) == 1
+                    and isinstance(body[0], cst.Try)
+                    and any(
+                        h.type is None or self.text(h.type) in ("Exception", "BaseException")
+                        for h in body[0].handlers
+                    )
+                )
         return False
 
     def _tests_present(self, test: cst.CSTNode) -> bool:
