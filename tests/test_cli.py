@@ -27,7 +27,7 @@ with torch.amp.autocast("cuda"):
 
 BROKEN = """import torch
 
-with torch.cuda.amp.autocast():
+if torch.backends.cudnn.version() >= 8000:
     y = torch.zeros(1, device="hip")
 """
 
@@ -48,9 +48,9 @@ def test_findings_exit_1_and_exit_zero(cli, write, tmp_path):
 def test_text_output_has_position_frame_and_hint(cli, write, tmp_path):
     write("bad.py", BROKEN)
     out = cli("lint", str(tmp_path)).stdout
-    assert "bad.py:3:6: CR201 [warning]" in out
+    assert "bad.py:3:4: CR105 [warning]" in out
     assert "bad.py:4:31: CR102 [error]" in out
-    assert "with torch.cuda.amp.autocast():" in out
+    assert "if torch.backends.cudnn.version() >= 8000:" in out
     assert "^^^^^" in out
     assert "safe fix" in out
     assert "Found 2 findings in 1 files" in out
@@ -64,9 +64,9 @@ def test_json_output_follows_schema(cli, write, tmp_path):
     document = json.loads(result.stdout)
     jsonschema.validate(document, SCHEMA)
     rules = sorted(d["rule"] for d in document["diagnostics"])
-    assert rules == ["amp-deprecated-api", "device-string-hip"]
+    assert rules == ["cudnn-version-gate", "device-string-hip"]
     first = document["diagnostics"][0]
-    assert (first["line"], first["column"], first["end_line"], first["end_column"]) == (3, 6, 3, 29)
+    assert (first["line"], first["column"], first["end_line"], first["end_column"]) == (3, 4, 3, 42)
     assert first["fix"]["safety"] == "safe"
     assert document["summary"]["files"] == 2
     assert document["summary"]["by_severity"] == {"error": 1, "warning": 1, "info": 0}
@@ -76,8 +76,8 @@ def test_concise_output_is_one_line_per_finding(cli, write, tmp_path):
     write("bad.py", BROKEN)
     lines = cli("lint", "--format", "concise", str(tmp_path)).stdout.splitlines()
     assert len(lines) == 4
-    assert lines[0].endswith("(amp-deprecated-api)")
-    assert ":3:6: CR201 [*] [warning]" in lines[0]
+    assert lines[0].endswith("(cudnn-version-gate)")
+    assert ":3:4: CR105 [*] [warning]" in lines[0]
     assert lines[2:] == [
         "Found 2 findings in 1 files: 1 errors, 1 warnings, 0 info.",
         "[*] 2 fixable with `cuda2rocm lint --fix`.",
@@ -87,10 +87,11 @@ def test_concise_output_is_one_line_per_finding(cli, write, tmp_path):
 @pytest.mark.parametrize(
     ("option", "expected"),
     [
-        (["--select", "CR1"], ["device-string-hip"]),
-        (["--select", "amp-deprecated-api"], ["amp-deprecated-api"]),
-        (["--ignore", "CR102"], ["amp-deprecated-api"]),
-        (["--select", "CR2,CR1"], ["amp-deprecated-api", "device-string-hip"]),
+        (["--select", "CR102"], ["device-string-hip"]),
+        (["--select", "cudnn-version-gate"], ["cudnn-version-gate"]),
+        (["--ignore", "CR102"], ["cudnn-version-gate"]),
+        (["--select", "CR2,CR1"], ["cudnn-version-gate", "device-string-hip"]),
+        (["--select", "CR2,CR105"], ["cudnn-version-gate"]),
     ],
 )
 def test_selection_by_id_code_and_prefix(cli, write, tmp_path, option, expected):
@@ -123,7 +124,7 @@ def test_unparsable_file_is_reported_and_the_run_goes_on(cli, write, tmp_path):
     document = json.loads(cli("lint", "--format", "json", str(tmp_path)).stdout)
     rules = [(Path(d["path"]).name, d["rule"]) for d in document["diagnostics"]]
     assert ("a_py2.py", "parse-error") in rules
-    assert ("b.py", "amp-deprecated-api") in rules
+    assert ("b.py", "cudnn-version-gate") in rules
     parse = next(d for d in document["diagnostics"] if d["rule"] == "parse-error")
     assert parse["line"] == 2
 
@@ -133,7 +134,8 @@ def test_fix_rewrites_and_second_fix_changes_nothing(cli, write, tmp_path):
     result = cli("fix", str(tmp_path))
     assert result.returncode == 0, result.stderr
     assert path.read_text() == (
-        'import torch\n\nwith torch.amp.autocast("cuda"):\n    y = torch.zeros(1, device="cuda")\n'
+        "import torch\n\nif (not torch.version.hip and torch.backends.cudnn.version() >= 8000):\n"
+        '    y = torch.zeros(1, device="cuda")\n'
     )
     assert "Fixed 2 findings in 1 files" in result.stdout
     mtime = path.stat().st_mtime_ns
@@ -147,7 +149,7 @@ def test_fix_rule_applies_only_that_rule(cli, write, tmp_path):
     path = write("bad.py", BROKEN)
     cli("fix", "--rule", "device-string-hip", str(tmp_path))
     text = path.read_text()
-    assert 'device="cuda"' in text and "torch.cuda.amp.autocast()" in text
+    assert 'device="cuda"' in text and "torch.backends.cudnn.version() >= 8000:" in text
 
 
 def test_diff_prints_and_writes_nothing(cli, write, tmp_path):

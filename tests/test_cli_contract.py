@@ -15,7 +15,9 @@ from conftest import ROOT
 from cuda2rocm.catalogue import find_rule, load_catalogue
 
 BAD = 'import torch\nx = torch.zeros(1, device="hip")\n'
-WARN = "import torch\nwith torch.cuda.amp.autocast():\n    pass\n"
+WARN = "import torch\nif torch.backends.cudnn.version() >= 8000:\n    pass\n"
+#: A fixable info finding (amp-deprecated-api: a deprecation, identical on ROCm).
+AMP = "import torch\nwith torch.cuda.amp.autocast():\n    pass\n"
 INFO = "import torch\ntorch.backends.cudnn.benchmark = True\n"
 #: A finding whose only fix is unsafe (hip-platform-hcc: `__HCC__` -> `__HIP__`).
 UNSAFE = "#ifdef __HCC__\nint f() { return 1; }\n#endif\n"
@@ -107,12 +109,12 @@ def test_extend_inherits_and_paths_are_relative_to_the_file_that_sets_them(cli, 
     write("pkg/vendor/v.py", BAD)
     found = _found(cli("lint", "--format", "json", "pkg", cwd=tmp_path))
     assert found == [
-        ("pkg/src/a.py", "amp-deprecated-api"),
+        ("pkg/src/a.py", "cudnn-version-gate"),
         ("pkg/src/a.py", "device-string-hip"),
     ]
     # The same from inside pkg/ (another working directory, same answer).
     inside = _found(cli("lint", "--format", "json", ".", cwd=tmp_path / "pkg"))
-    assert inside == [("src/a.py", "amp-deprecated-api"), ("src/a.py", "device-string-hip")]
+    assert inside == [("src/a.py", "cudnn-version-gate"), ("src/a.py", "device-string-hip")]
     shown = cli("lint", "--show-settings", "pkg/src/a.py", cwd=tmp_path)
     assert shown.returncode == 0, shown.stderr
     assert f"configuration: {tmp_path / 'pkg' / 'cuda2rocm.toml'}" in shown.stdout
@@ -251,7 +253,7 @@ def test_cli_select_replaces_the_configurations_extend_select(cli, write, tmp_pa
 
 
 def test_fix_rule_takes_prefixes(cli, write, tmp_path):
-    path = write("a.py", BAD + WARN.split("\n", 1)[1])
+    path = write("a.py", BAD + AMP.split("\n", 1)[1])
     result = cli("fix", "--rule", "CR1", ".", cwd=tmp_path)
     assert "Fixed 1 findings" in result.stdout, result.stderr
     text = path.read_text()
@@ -368,14 +370,14 @@ def test_concise_marks_only_safe_fixes_and_closes_with_a_count(cli, write, tmp_p
 
 
 def test_stdin_with_a_filename(cli, write, tmp_path):
-    write("sub/cuda2rocm.toml", 'ignore = ["CR2"]\n')
+    write("sub/cuda2rocm.toml", 'ignore = ["CR105"]\n')
     result = cli(
         "lint", "-", "--stdin-filename", "sub/x.py", "--format", "concise",
         cwd=tmp_path, input=BAD + WARN.split("\n", 1)[1],
     )  # fmt: skip
     assert result.returncode == 1
     assert result.stdout.startswith("sub/x.py:2:27: CR102")
-    assert "CR201" not in result.stdout  # sub/'s configuration applies
+    assert "CR105" not in result.stdout  # sub/'s configuration applies
     fixed = cli("lint", "-", "--fix", "--stdin-filename", "x.py", cwd=tmp_path, input=BAD)
     assert fixed.stdout == BAD.replace('"hip"', '"cuda"') and fixed.returncode == 0
 

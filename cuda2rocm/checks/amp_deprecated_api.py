@@ -28,8 +28,36 @@ DEVICE = '"cuda"'
 def kind_of(qualified: set[str]) -> str | None:
     for name in qualified:
         if name.startswith(OLD + ".") and name.rsplit(".", 1)[-1] in KINDS:
-            return name.rsplit(".", 1)[-1]
+            kind = name.rsplit(".", 1)[-1]
+            if f"{NEW}.{kind}" in qualified:
+                # Bound from both modules (`if hasattr(torch.amp, ...)`/`try` import fallback):
+                # the old API is only what an old torch gets.
+                return None
+            return kind
     return None
+
+
+def _mentions_new_api(node: cst.CSTNode) -> bool:
+    """Whether `node` names `torch.amp` (the module whose presence a fallback tests)."""
+    found = False
+
+    class Finder(cst.CSTVisitor):
+        def visit_Attribute(self, attr: cst.Attribute) -> bool:
+            nonlocal found
+            chain = dotted(attr) or ""
+            if chain.endswith(".amp") and not chain.endswith(".cuda.amp"):
+                found = True
+            return not found
+
+        def visit_ImportFrom(self, imp: cst.ImportFrom) -> bool:
+            nonlocal found
+            module = dotted(imp.module) if imp.module else ""
+            if module == NEW or (module or "").startswith(NEW + "."):
+                found = True
+            return False
+
+    node.visit(Finder())
+    return found
 
 
 class Rule(NameAware):
@@ -72,7 +100,7 @@ class Rule(NameAware):
         if not isinstance(node, (cst.Name, cst.Attribute)):
             return
         kind = kind_of(self.qualified_names(node))
-        if kind is None:
+        if kind is None or self._old_torch_fallback(node):
             return
         self.handled.add(id(node))
         site = self._site_edits(node, kind)
@@ -87,6 +115,30 @@ class Rule(NameAware):
         if fix is None:
             message += " (no automatic fix: this use cannot be rewritten mechanically)"
         self.report(node, message, fix)
+
+    def _old_torch_fallback(self, node: cst.CSTNode) -> bool:
+        """Whether `node` runs only when torch lacks the new API: the `else` of
+        `if hasattr(torch.amp, ...)` or the handler of a `try` that uses `torch.amp` first.
+        Moving it to torch.amp would break exactly the old torch it exists for."""
+        child = node
+        for parent in self.ancestors(node):
+            if isinstance(parent, cst.If) and child is parent.orelse:
+                test = parent.test
+                if (
+                    isinstance(test, cst.Call)
+                    and dotted(test.func) == "hasattr"
+                    and test.args
+                    and _mentions_new_api(test.args[0].value)
+                ):
+                    return True
+            if (
+                isinstance(parent, cst.Try)
+                and child in parent.handlers
+                and _mentions_new_api(parent.body)
+            ):
+                return True
+            child = parent
+        return False
 
     # -- call sites ----------------------------------------------------------------------------
     def _site_edits(self, func: cst.CSTNode, kind: str) -> list[Edit] | None:

@@ -6,13 +6,15 @@ code takes the host or `#else` path. The "device pass" tests (`#ifdef __CUDA_ARC
 unsafe fix that tests both (the guarded code then compiles for AMD, so it must be portable;
 the fix is not offered when the branch holds inline assembly). Architecture comparisons
 (`__CUDA_ARCH__ >= 800`) have no counterpart: AMD features are tested with `__gfx90a__`,
-`__GFX9__` or `__HIP_ARCH_HAS_*`, which needs a human.
+`__GFX9__` or `__HIP_ARCH_HAS_*`, which needs a human. A condition with code on both sides
+(`#else`/`#elif`, see `cpp.has_fallback`) is info: ROCm compiles the fallback side.
 """
 
 from __future__ import annotations
 
 from cuda2rocm.frontends import cpp
-from cuda2rocm.frontends.cpp import HIP_MACROS, CppRule
+from cuda2rocm.frontends.cpp import HIP_MACROS, CppRule, has_fallback
+from cuda2rocm.model import Severity
 
 ARCH = "__CUDA_ARCH__"
 HIP_DEVICE = "__HIP_DEVICE_COMPILE__"
@@ -55,7 +57,16 @@ class Rule(CppRule):
                     "it); add an AMD branch that tests `__gfx90a__`/`__GFX9__` or "
                     "`__HIP_ARCH_HAS_*` feature macros"
                 )
-            self.report(cond, message, fix)
+            severity = None
+            if has_fallback(view, branch):
+                # `#if __CUDA_ARCH__ >= 530 fast #else portable #endif`: ROCm compiles the
+                # other side, which is correct there; only the faster path is lost.
+                severity = Severity.INFO
+                message += (
+                    " (ROCm compiles the `#else` side here, so this is a performance note, "
+                    "not a break)"
+                )
+            self.report(cond, message, fix, severity=severity)
 
     def _reads_arch(self, branch, cond) -> bool:
         """Whether the branch (up to its #else/#elif) names __CUDA_ARCH__ after its condition:

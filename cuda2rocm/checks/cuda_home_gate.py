@@ -13,6 +13,13 @@ Why the fix is safe, and when it is offered at all:
   the widened gate would let ROCm through to a TypeError instead of the project's message.
 - No fix for a gate inside a function (`raise_if_cuda_home_none(...)`): its callers, which this
   rule cannot see, go on as if a CUDA toolkit were present.
+
+Not reported: a None check that only protects uses of CUDA_HOME as a value
+(`if CUDA_HOME and os.path.isdir(os.path.join(CUDA_HOME, "targets")): include_dirs.append(...)`,
+collect_env's `if CUDA_HOME is not None: nvcc = os.path.join(CUDA_HOME, "bin", "nvcc")`): on
+ROCm it is False, only CUDA paths are skipped, nothing breaks. Such a check is one whose body
+uses CUDA_HOME as a value and neither builds an extension, raises, returns nor exits; the uses
+it protects are not reported either. `str(CUDA_HOME)` is no path use.
 """
 
 from __future__ import annotations
@@ -24,6 +31,20 @@ from cuda2rocm.frontends.python_build import import_edit, under_vendor_test
 
 QUALIFIED = "torch.utils.cpp_extension.CUDA_HOME"
 ROCM_AWARE = ("ROCM_HOME", "IS_HIP_EXTENSION", "torch.version.hip")
+#: Names whose presence in a gated body means the gate decides what is built.
+_DECIDES = frozenset(
+    {
+        "CUDAExtension",
+        "CppExtension",
+        "BuildExtension",
+        "ext_modules",
+        "setup",
+        "load",
+        "load_inline",
+        "exit",
+        "SystemExit",
+    }
+)
 
 
 class Rule(NameAware):
@@ -31,6 +52,7 @@ class Rule(NameAware):
         super().__init__(*args)
         self._gates: list[tuple[cst.CSTNode, cst.BaseExpression, str]] = []
         self._paths: list[cst.BaseExpression] = []
+        self._protected: set[int] = set()
         self._module: cst.Module | None = None
 
     def visit_Module(self, node: cst.Module) -> None:
@@ -48,8 +70,10 @@ class Rule(NameAware):
         if QUALIFIED not in self.qualified_names(node):
             return
         parent = self.parent(node)
-        if isinstance(parent, (cst.ImportAlias, cst.AssignTarget)):
+        if isinstance(parent, (cst.ImportAlias, cst.AssignTarget, cst.Param)):
             return
+        if isinstance(node, cst.Name) and self._shadowed(node):
+            return  # `def f(CUDA_HOME): ...`: the function's own parameter
         if under_vendor_test(self, node, ROCM_AWARE):
             return
         if (
@@ -69,6 +93,12 @@ class Rule(NameAware):
             self._gates.append((node, node, "truthy"))
             return
         self._paths.append(node)
+        if (
+            self._checked_before(node)
+            or _harmless_value(self, node, parent)
+            or self._to_catching_helper(parent)
+        ):
+            self._protected.add(id(node))
 
     def _in_test(self, node: cst.CSTNode, parent: cst.CSTNode | None) -> bool:
         if isinstance(parent, (cst.If, cst.IfExp, cst.While)) and parent.test is node:
@@ -77,11 +107,125 @@ class Rule(NameAware):
             return True
         return isinstance(parent, cst.UnaryOperation) and isinstance(parent.operator, cst.Not)
 
+    # -- None checks that only protect values ----------------------------------------------------
+    def _conjuncts_of(self, where: cst.CSTNode) -> tuple[cst.CSTNode, cst.CSTNode] | None:
+        """The `if`/`x if c else y` whose test is `where`, or an `and` chain holding it, with
+        the outermost test node; None for any other place (an `or`, an assignment...)."""
+        node = where
+        for parent in self.ancestors(where):
+            if isinstance(parent, cst.BooleanOperation) and isinstance(parent.operator, cst.And):
+                node = parent
+                continue
+            if isinstance(parent, cst.UnaryOperation) and isinstance(parent.operator, cst.Not):
+                node = parent  # `x if not (CUDA_HOME and isdir(CUDA_HOME)) else y`
+                continue
+            if isinstance(parent, (cst.If, cst.IfExp)) and parent.test is node:
+                return parent, node
+            return None
+        return None
+
+    def _checked_before(self, use: cst.CSTNode) -> bool:
+        """`use` runs only after a truthy/`is not None` test of CUDA_HOME: in the body of such
+        an `if`, or on the right of `CUDA_HOME and ...`."""
+        child = use
+        for parent in self.ancestors(use):
+            after_and = (
+                isinstance(parent, cst.BooleanOperation)
+                and isinstance(parent.operator, cst.And)
+                and child is parent.right
+                and self._tests_present(parent.left)
+            )
+            in_body = (
+                isinstance(parent, (cst.If, cst.IfExp))
+                and child is parent.body
+                and self._tests_present(parent.test)
+            )
+            if after_and or in_body:
+                return True
+            child = parent
+        return False
+
+    def _shadowed(self, node: cst.Name) -> bool:
+        """Inside a function with a parameter of the same name."""
+        for ancestor in self.ancestors(node):
+            if isinstance(ancestor, (cst.FunctionDef, cst.Lambda)):
+                params = ancestor.params
+                every = [*params.posonly_params, *params.params, *params.kwonly_params]
+                if any(p.name.value == node.value for p in every):
+                    return True
+        return False
+
+    def _to_catching_helper(self, parent: cst.CSTNode | None) -> bool:
+        """`helper(CUDA_HOME, ...)` where this module's `def helper` wraps its whole body in
+        `try: ... except Exception:` (an environment report): a None there is caught."""
+        if not isinstance(parent, cst.Arg):
+            return False
+        call = self.parent(parent)
+        if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Name)):
+            return False
+        assert self._module is not None
+        for statement in self._module.body:
+            if isinstance(statement, cst.FunctionDef) and statement.name.value == call.func.value:
+                body = [
+                    b
+                    for b in statement.body.body
+                    if not (
+                        isinstance(b, cst.SimpleStatementLine)
+                        and isinstance(b.body[0], cst.Expr)
+                        and isinstance(b.body[0].value, cst.SimpleString)
+                    )
+                ]
+                return (
+                    len(body) == 1
+                    and isinstance(body[0], cst.Try)
+                    and any(
+                        h.type is None or self.text(h.type) in ("Exception", "BaseException")
+                        for h in body[0].handlers
+                    )
+                )
+        return False
+
+    def _tests_present(self, test: cst.CSTNode) -> bool:
+        """`test` is true only when CUDA_HOME is set (`CUDA_HOME`, `CUDA_HOME is not None`,
+        possibly one conjunct of an `and`)."""
+        if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+            return self._tests_present(test.left) or self._tests_present(test.right)
+        if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+            target = test.comparisons[0]
+            if not (isinstance(target.comparator, cst.Name) and target.comparator.value == "None"):
+                return False
+            if not isinstance(target.operator, (cst.IsNot, cst.NotEqual)):
+                return False
+            test = test.left
+        if isinstance(test, (cst.Name, cst.Attribute)):
+            return QUALIFIED in self.qualified_names(test)
+        return False
+
+    def _only_protects(self, where: cst.CSTNode) -> bool:
+        """A gate whose `if` (or conditional expression) uses CUDA_HOME as a value under the
+        test and does nothing a ROCm build would miss: no extension, raise, return or exit."""
+        found = self._conjuncts_of(where)
+        if found is None:
+            return False
+        statement, _ = found
+        if isinstance(statement, cst.If) and statement.orelse is not None:
+            return False
+        protected = [u for u in self._paths if id(u) in self._protected]
+        if not any(_inside(self, u, statement) for u in protected):
+            return False
+        decides = _Decides()
+        (statement.body).visit(decides)
+        return not decides.found
+
     def leave_Module(self, original_node: cst.Module) -> None:
         used = bool(self._paths)
         for where, use, kind in self._gates:
+            if kind != "is-none" and self._only_protects(where):
+                continue
             self._gate(where, use, kind, used)
         for use in self._paths:
+            if id(use) in self._protected:
+                continue
             self.report(
                 use,
                 "CUDA_HOME is None on ROCm builds of torch, so this path breaks there; build "
@@ -128,3 +272,35 @@ class Rule(NameAware):
         if edit is not None:
             edits.append(edit)
         self.report(where, message, self.fix(*edits, description="also accept ROCM_HOME"))
+
+
+def _inside(rule: NameAware, node: cst.CSTNode, container: cst.CSTNode) -> bool:
+    return any(a is container for a in rule.ancestors(node))
+
+
+def _harmless_value(rule: NameAware, node: cst.CSTNode, parent: cst.CSTNode | None) -> bool:
+    """`str(CUDA_HOME)` / `f"{CUDA_HOME}"` / `print(CUDA_HOME)`: shown, not used as a path."""
+    if isinstance(parent, cst.FormattedStringExpression):
+        return True
+    if isinstance(parent, cst.Arg):
+        call = rule.parent(parent)
+        if isinstance(call, cst.Call) and isinstance(call.func, cst.Name):
+            return call.func.value in ("str", "repr", "print", "format")
+    return False
+
+
+class _Decides(cst.CSTVisitor):
+    """Finds what makes a gated body a build decision."""
+
+    def __init__(self) -> None:
+        self.found = False
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if node.value in _DECIDES:
+            self.found = True
+
+    def visit_Raise(self, node: cst.Raise) -> None:
+        self.found = True
+
+    def visit_Return(self, node: cst.Return) -> None:
+        self.found = True

@@ -5,7 +5,9 @@ The numbers do not map to ROCm: torch's hipify rewrites CUDA_VERSION to TORCH_HI
 true and `>= 11000` false on ROCm, whatever the ROCm version supports. The safe fix, from
 PyTorch's HIP notes, makes the CUDA-version branch CUDA-only: `(... && !defined(USE_ROCM))` in
 torch extensions, `!defined(__HIP__)` (defined by HIP-Clang itself) elsewhere. Conditions that
-already mention a HIP or ROCm macro are taken to handle ROCm and are left alone.
+already mention a HIP or ROCm macro are taken to handle ROCm and are left alone. A condition
+with code on both sides (`#else`/`#elif`, see `cpp.has_fallback`) is info: ROCm compiles one
+version of the code either way.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 from cuda2rocm.frontends.cpp import (
     HIP_MACROS,
     CppRule,
+    has_fallback,
     hip_excluded,
     hip_taken,
     taken_branches,
@@ -144,8 +147,18 @@ class Rule(CppRule):
                 # A branch that opens with `#error` stops the ROCm build today: sending ROCm
                 # away from it is the point of the fix, so it stays.
                 stops = _error_directive(view, branch) is not None
+                # `#if CUDART_VERSION >= X newer-API #else older-API #endif`: whichever side the
+                # misread version picks, ROCm compiles a version of the code (the older-API
+                # side for `>=`, the tested side for `<`): info, the fixes unchanged.
+                severity = Severity.INFO if has_fallback(view, branch) else None
+                if severity is not None:
+                    message += "; ROCm compiles the other side of this `#if`, so nothing is lost"
                 if _true_on_rocm(view, node, sides, version) and not stops:
-                    self.report(where, message + " (no automatic fix: ROCm takes this branch now)")
+                    self.report(
+                        where,
+                        message + " (no automatic fix: ROCm takes this branch now)",
+                        severity=severity,
+                    )
                     continue
                 if node == cond and not stops:
                     # False on ROCm: the finding spans the branch ROCm skips, so the code a
@@ -156,7 +169,10 @@ class Rule(CppRule):
                         where = (where[0], end)
                         message += f"; ROCm skips the {lines} line(s) of this branch"
                 self.report(
-                    where, message, self.fix(self.replace(node, new), description=f"add {guard}")
+                    where,
+                    message,
+                    self.fix(self.replace(node, new), description=f"add {guard}"),
+                    severity=severity,
                 )
 
 

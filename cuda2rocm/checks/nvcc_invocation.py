@@ -7,7 +7,8 @@ command is nvcc — a list whose first element names nvcc (`"nvcc"`, `CUDA_HOME 
 parsing (`get_cuda_bare_metal_version`), whose result then gates flags and features. Calls of a
 module-level helper that runs nvcc are reported too, where they are not in a CUDA-only branch:
 that is where the ROCm build enters it. C++ (`Rule`): `system()`/`popen()`/`exec*()` with a
-string that runs nvcc (JIT builds).
+string that runs nvcc (JIT builds). A shell call whose result nobody reads
+(`os.system("nvcc --version")`) only prints "not found" on ROCm hosts: info.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ import libcst as cst
 from cuda2rocm.frontends import python as _py
 from cuda2rocm.frontends.cpp import CppRule, hip_excluded
 from cuda2rocm.frontends.python_build import under_vendor_branch
+from cuda2rocm.frontends.python_shell import prints_only
+from cuda2rocm.model import Severity
 
 #: `nvcc` as a program: a path ending in nvcc, or the first word of a shell command.
 _PROGRAM = re.compile(r"(^|[/\\])nvcc(\.exe)?$")
@@ -118,6 +121,15 @@ class PythonRule(_py.NameAware):
         helpers: set[str] = set()
         for run in self._runs:
             if self._cuda_only(run) or self._handled(run):
+                continue
+            if prints_only(self, run):
+                self.report(
+                    run,
+                    "runs nvcc through the shell and ignores the result: on ROCm hosts the shell "
+                    "prints 'nvcc: not found' and the program continues (hipcc --version is the "
+                    "ROCm counterpart, if the output matters)",
+                    severity=Severity.INFO,
+                )
                 continue
             self.report(
                 run,

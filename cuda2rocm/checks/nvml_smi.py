@@ -2,8 +2,9 @@
 
 Reports imports of NVML wrappers, `nvmlInit()` calls, and `nvidia-smi` run as a subprocess.
 An import inside `try: ... except ImportError` is optional and not reported; neither is anything
-inside a branch that tells ROCm from CUDA. No automatic fix: the replacement (torch.cuda
-helpers or amd-smi) returns different data shapes.
+inside a branch that tells ROCm from CUDA. A shell call whose result nobody reads
+(`os.system("nvidia-smi")`) only prints "not found" on AMD hosts: info. No automatic fix: the
+replacement (torch.cuda helpers or amd-smi) returns different data shapes.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ import libcst as cst
 
 from cuda2rocm.frontends.python import NameAware, dotted, string_value
 from cuda2rocm.frontends.python_guards import HIP, VendorGuard
+from cuda2rocm.frontends.python_shell import prints_only
+from cuda2rocm.model import Severity
 
 RUNNERS = {
     f"subprocess.{n}"
@@ -77,7 +80,17 @@ class Rule(NameAware):
             return
         if names & RUNNERS and node.args and node.args[0].keyword is None:
             command = _command_head(node.args[0].value)
-            if command is not None and not self._guard.rocm_aware(node):
+            if command is None or self._guard.rocm_aware(node):
+                return
+            if prints_only(self, node):
+                self.report(
+                    command,
+                    "runs nvidia-smi through the shell and ignores the result: on AMD hosts the "
+                    "shell prints 'nvidia-smi: not found' and the program continues; run amd-smi "
+                    "there if the output matters",
+                    severity=Severity.INFO,
+                )
+            else:
                 self.report(
                     command,
                     "nvidia-smi does not exist on AMD hosts; query the GPU with "

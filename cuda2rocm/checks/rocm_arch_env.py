@@ -26,8 +26,9 @@ def _message(spec) -> str:
     return (
         f"{CUDA_VAR} is ignored by ROCm builds, which read {ROCM_VAR}; without it torch 2.13 "
         "compiles for the GPUs visible at build time (in a `docker build` or on a GPU-less CI "
-        f"runner: none, so an empty `--offload-arch=`); if this pins architectures for a "
-        f"distributed build, pin the ROCm ones with {ROCM_VAR} as well"
+        "runner: none, so an empty `--offload-arch=`, which hipcc 5.2.3 compiles for its "
+        "default gfx803 only); a local build on a GPU machine is right as it is; if this pins "
+        f"architectures for a distributed build, pin the ROCm ones with {ROCM_VAR} as well"
     )
 
 

@@ -455,6 +455,60 @@ def hip_taken(view: CppView, branch: tree_sitter.Node) -> bool:
     return False
 
 
+def has_fallback(view: CppView, branch: tree_sitter.Node) -> bool:
+    """Whether `branch` (`#if`/`#ifdef`/`#elif`) has code on both sides: an `#else`/`#elif`
+    with code that a HIP pass may compile, and a tested side that does not stop the build. Then
+    whichever side a wrong-on-ROCm test picks, HIP compiles a version of the code (the portable
+    or older-API fallback) instead of silently nothing. A side that opens with `#error`, holds
+    nothing, or that the preprocessor model proves HIP skips does not count."""
+    alternative = branch.child_by_field_name("alternative")
+    if alternative is None or _opens_with_error(view, branch):
+        return False
+    if hip_taken(view, branch):
+        # `#if CUDART_VERSION < 13000`: HIP compiles this side; it replaces the other side.
+        return _first_code(view, branch) is not None
+    first = _first_code(view, alternative)
+    if first is None:
+        nested = alternative.child_by_field_name("alternative")
+        return nested is not None and has_fallback(view, alternative)
+    if first.type == "preproc_call" and view.text(first).lstrip().startswith("#error"):
+        return False
+    if _only_stubs(view, alternative):
+        return False  # `#else` of empty kernels: they link, and do nothing
+    return view.line_model is None or view.line_model.value(first.start_point[0] + 1) is not False
+
+
+def _only_stubs(view: CppView, branch: tree_sitter.Node) -> bool:
+    """Whether every definition in `branch` is a function with an empty body (`{}`)."""
+    skip = {branch.child_by_field_name(f) for f in ("condition", "name", "alternative")}
+    code = [c for c in branch.named_children if c not in skip and c.type != "comment"]
+    bodies = []
+    for child in code:
+        while child is not None and child.type == "template_declaration":
+            child = next((c for c in child.named_children if c.type == "function_definition"), None)
+        if child is None or child.type != "function_definition":
+            return False
+        bodies.append(child.child_by_field_name("body"))
+    return bool(bodies) and all(b is not None and b.named_child_count == 0 for b in bodies)
+
+
+def _first_code(view: CppView, branch: tree_sitter.Node) -> tree_sitter.Node | None:
+    skip = {branch.child_by_field_name(f) for f in ("condition", "name", "alternative")}
+    for child in branch.named_children:
+        if child not in skip and child.type != "comment":
+            return child
+    return None
+
+
+def _opens_with_error(view: CppView, branch: tree_sitter.Node) -> bool:
+    first = _first_code(view, branch)
+    return (
+        first is not None
+        and first.type == "preproc_call"
+        and view.text(first).lstrip().startswith("#error")
+    )
+
+
 def live_first(view: CppView, items: list) -> list:
     """The items (nodes or spans) a HIP pass may compile, or all of them when none is: a rule
     that reports a name once per file points at a use ROCm compiles, and a finding whose every
