@@ -34,3 +34,18 @@ if torch.version.cuda is not None and built != -1:
         (3, 7, Severity.INFO)
     ]
     assert found[0].fix is None
+
+
+def test_version_only_cuda_include_is_a_note():
+    found = _lint(
+        "cuda-version-macro",
+        "csrc/version.cpp",
+        """
+#include <cuda.h>
+long cuda_version() { return CUDA_VERSION; }
+""",
+    )
+    assert sorted((d.position.line, d.severity) for d in found) == [
+        (1, Severity.INFO),
+        (2, Severity.ERROR),
+    ]
