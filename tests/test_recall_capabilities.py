@@ -49,3 +49,20 @@ long cuda_version() { return CUDA_VERSION; }
         (1, Severity.INFO),
         (2, Severity.ERROR),
     ]
+
+
+def test_cuda_arch_test_in_device_code_spans_the_else_branch_hip_compiles():
+    found = _lint(
+        "cuda-arch-macro",
+        "check.cuh",
+        """
+__host__ __device__ void check(int n, int want) {
+#ifdef __CUDA_ARCH__
+  assert(n == want);
+#else
+  if (n != want) throw_mismatch(n, want);
+#endif
+}
+""",
+    )
+    assert [(d.position.line, d.position.end_line) for d in found] == [(2, 5)]

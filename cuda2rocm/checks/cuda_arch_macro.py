@@ -55,7 +55,31 @@ class Rule(CppRule):
                     "it); add an AMD branch that tests `__gfx90a__`/`__GFX9__` or "
                     "`__HIP_ARCH_HAS_*` feature macros"
                 )
-            self.report(cond, message, fix)
+            where = view.span(cond)
+            other = self._other_branch_end(branch) if device_pass else None
+            if other is not None:
+                where = (where[0], other)
+                message += (
+                    "; the HIP device pass compiles the `#else` branch instead, so host-only "
+                    "code there (exceptions, TORCH_CHECK, I/O) breaks the ROCm build"
+                )
+            self.report(where, message, fix)
+
+    def _other_branch_end(self, branch) -> int | None:
+        """End of the `#else` branch of a device-pass test inside a device function: the code
+        the HIP device pass compiles in place of the skipped branch."""
+        view = self.view
+        alternative = branch.child_by_field_name("alternative")
+        if alternative is None or alternative.type != "preproc_else":
+            return None
+        directive = view.text(branch.child(0)) if branch.child(0) is not None else ""
+        cond = branch.child_by_field_name("condition")
+        positive = directive == "#ifdef" or (
+            directive == "#if" and cond is not None and cond.type == "preproc_defined"
+        )
+        if not positive or not view.in_device_code(branch):
+            return None
+        return view.char(alternative.end_byte)
 
     def _reads_arch(self, branch, cond) -> bool:
         """Whether the branch (up to its #else/#elif) names __CUDA_ARCH__ after its condition:
