@@ -66,3 +66,18 @@ __host__ __device__ void check(int n, int want) {
 """,
     )
     assert [(d.position.line, d.position.end_line) for d in found] == [(2, 5)]
+
+
+def test_grid_finding_starts_at_the_grid_declaration():
+    found = _lint(
+        "launch-grid-limit",
+        "ops.cu",
+        """
+void run(float* y, long n, cudaStream_t s) {
+  const dim3 blocks(
+      div_round_up(n, 256));
+  fill<<<blocks, 256, 0, s>>>(y, n);
+}
+""",
+    )
+    assert [(d.position.line, d.position.end_line) for d in found] == [(2, 3)]
