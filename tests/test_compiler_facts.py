@@ -49,6 +49,17 @@ REJECTED = [
         "__throw_out_of_range_fmt",
     ),
     (
+        "CTAD",
+        "__device__ float c(float x) { auto a = std::array{x, 2.f}; return a[0]; }",
+        "no viable constructor or deduction guide for deduction of template arguments of 'array'",
+    ),
+    (
+        "CTADHD",
+        "__host__ __device__ float d(float x) { auto a = std::array{x, 2.f}; return a[0]; }"
+        " __global__ void use_d(float* y) { y[0] = d(y[1]); }",
+        "reference to __host__ function '<deduction guide for array>",
+    ),
+    (
         "HALFX",
         "__device__ unsigned short h(half v) { return v.x; }",
         "no member named 'x' in '__half'",
@@ -66,6 +77,7 @@ __device__ float f(const Params& p) {
   return k;
 }
 __device__ float g(const Params& p) { return p.poly[1]; }
+__host__ __device__ float d(float x) { auto a = std::array<float, 2>{x, 2.f}; return a[0]; }
 __device__ unsigned short h(half v) { return __half_as_ushort(v); }
 __device__ float lo(half2 v) { return __low2float(v) + __high2float(v); }
 __device__ void r() { __half2_raw r; r.x = 0x3c00; r.y = 0x3c00; (void)r; }

@@ -14,6 +14,11 @@ torch's build passes it: accepted) and hipcc 5.2.3
 - `.at(i)` of a `std::array` (or `std::vector`) in device code: "reference to __host__ function
   '__throw_out_of_range_fmt' in __host__ __device__ function" (libstdc++'s bounds check throws).
   Use `[i]`.
+- class template argument deduction of `std::array` / `std::tuple` in device code
+  (`auto a = std::array{x, y};`): "no viable constructor or deduction guide for deduction of
+  template arguments of 'array'" (in a `__host__ __device__` function: "reference to __host__
+  function '<deduction guide for array>'"): libstdc++'s deduction guides are host functions.
+  Spell the template arguments.
 """
 
 from __future__ import annotations
@@ -25,6 +30,9 @@ from tree_sitter import Node
 from cuda2rocm.frontends.cpp import CppRule, ancestors, hip_excluded, nodes_of_type
 from cuda2rocm.model import Severity
 
+#: Class templates whose deduction in device code hipcc 5.2 rejects (libstdc++'s deduction
+#: guides are host functions); std::pair's implicit guides compile on both.
+_CTAD = {"std::array": "std::array<float, 3>{...}", "std::tuple": "std::tuple<float, int>(...)"}
 _STD_CONTAINER = re.compile(r"^(const\s+)?(std::)?(array|vector)\s*<")
 
 
@@ -45,6 +53,8 @@ class Rule(CppRule):
                 self._constexpr(node)
             elif node.type == "call_expression":
                 self._at(node)
+            if node.type == "qualified_identifier" and view.text(node) in _CTAD:
+                self._deduced(node)
             stack.extend(node.children)
 
     def _launch(self, args: list[Node]) -> None:
@@ -90,6 +100,20 @@ class Rule(CppRule):
                     f"type: `std::remove_reference_t<decltype({name})>::{member}`",
                 )
 
+    def _deduced(self, node: Node) -> None:
+        view = self.view
+        if not _deduced_use(node) or not view.in_device_code(node) or hip_excluded(view, node):
+            return
+        name = view.text(node)
+        self.report(
+            node,
+            f"`{name}` with deduced template arguments (CTAD) in device code: hipcc rejects it "
+            f"(no viable constructor or deduction guide for deduction of template arguments of "
+            f"'{name[5:]}'; in a __host__ __device__ function: reference to __host__ function "
+            f"'<deduction guide for {name[5:]}>') while nvcc accepts it; spell the arguments, "
+            f"e.g. `{_CTAD[name]}`",
+        )
+
     def _at(self, call: Node) -> None:
         view = self.view
         func = call.child_by_field_name("function")
@@ -113,6 +137,21 @@ class Rule(CppRule):
             "in a __device__ function) while nvcc accepts it; use `[...]`",
             severity=Severity.ERROR if declared else Severity.WARNING,
         )
+
+
+def _deduced_use(node: Node) -> bool:
+    """`std::array{...}`, `std::array a{...}`, `std::tuple(...)`: the template's arguments are
+    left to class template argument deduction (not `std::array<float, 2>`, not a scope)."""
+    parent = node.parent
+    if parent is None:
+        return False
+    if parent.type == "compound_literal_expression":
+        return parent.child_by_field_name("type") == node
+    if parent.type == "call_expression":
+        return parent.child_by_field_name("function") == node
+    if parent.type == "declaration":
+        return parent.child_by_field_name("type") == node
+    return False
 
 
 def _braced_launch_arguments(view, error: Node) -> list[Node]:

@@ -58,7 +58,15 @@ class Rule(CppRule):
                     "`__HIP_ARCH_HAS_*` feature macros"
                 )
             severity = None
-            if has_fallback(view, branch):
+            where = view.span(cond)
+            other = self._other_branch_end(branch) if device_pass else None
+            if other is not None:
+                where = (where[0], other)
+                message += (
+                    "; the HIP device pass compiles the `#else` branch instead, so host-only "
+                    "code there (exceptions, TORCH_CHECK, I/O) breaks the ROCm build"
+                )
+            elif has_fallback(view, branch):
                 # `#if __CUDA_ARCH__ >= 530 fast #else portable #endif`: ROCm compiles the
                 # other side, which is correct there; only the faster path is lost.
                 severity = Severity.INFO
@@ -66,7 +74,23 @@ class Rule(CppRule):
                     " (ROCm compiles the `#else` side here, so this is a performance note, "
                     "not a break)"
                 )
-            self.report(cond, message, fix, severity=severity)
+            self.report(where, message, fix, severity=severity)
+
+    def _other_branch_end(self, branch) -> int | None:
+        """End of the `#else` branch of a device-pass test inside a device function: the code
+        the HIP device pass compiles in place of the skipped branch."""
+        view = self.view
+        alternative = branch.child_by_field_name("alternative")
+        if alternative is None or alternative.type != "preproc_else":
+            return None
+        directive = view.text(branch.child(0)) if branch.child(0) is not None else ""
+        cond = branch.child_by_field_name("condition")
+        positive = directive == "#ifdef" or (
+            directive == "#if" and cond is not None and cond.type == "preproc_defined"
+        )
+        if not positive or not view.in_device_code(branch):
+            return None
+        return view.char(alternative.end_byte)
 
     def _reads_arch(self, branch, cond) -> bool:
         """Whether the branch (up to its #else/#elif) names __CUDA_ARCH__ after its condition:

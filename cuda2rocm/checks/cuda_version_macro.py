@@ -12,6 +12,8 @@ version of the code either way.
 
 from __future__ import annotations
 
+import re
+
 from cuda2rocm.frontends.cpp import (
     HIP_MACROS,
     CppRule,
@@ -44,6 +46,7 @@ class Rule(CppRule):
         uses = [(n, view.text(n), view.span(n)) for n in view.identifiers]
         uses += [(None, t.name, (t.start, t.end)) for t in view.macro_tokens]
         lines: set[int] = set()
+        used: set[str] = set()
         for node, name, (start, end) in sorted(uses, key=lambda u: u[2]):
             if name not in table or any(a <= start and end <= b for a, b in spans):
                 continue
@@ -72,11 +75,42 @@ class Rule(CppRule):
                 else ""
             )
             lines.add(line)
+            used.add(name)
             self.report(
                 (start, end),
                 f"`{name}` used as a value: hipcc does not define it, so this line does not "
                 f"compile on ROCm{note}; {table[name]}",
                 severity=Severity.ERROR,
+            )
+        self._version_only_includes(used)
+
+    def _version_only_includes(self, used: set[str]) -> None:
+        """`#include <cuda.h>` kept only to read CUDA_VERSION is half of the same edit: the ROCm
+        build reads HIP_VERSION from <hip/hip_version.h> instead (HIP 5.2 ships that header;
+        hip_runtime.h includes it). A note, since torch's hipify maps the include itself."""
+        if not used:
+            return
+        view = self.view
+        code = _COMMENT.sub(" ", view.source.text)
+        others = {m.group(0) for m in _CUDA_API.finditer(code)} - set(
+            self.spec.tables["value_macros"]
+        )
+        if others:
+            return  # the header provides more than the version here
+        for inc in view.includes:
+            provides = _VERSION_HEADERS.get(inc.name)
+            if (
+                provides is None
+                or not (provides & used)
+                or hip_excluded(view, (inc.start, inc.end))
+            ):
+                continue
+            self.report(
+                (inc.start, inc.end),
+                f"<{inc.name}> is included here only for {', '.join(sorted(provides & used))}; "
+                "on ROCm include <hip/hip_version.h> and use HIP_VERSION (under "
+                "__HIP_PLATFORM_AMD__ / USE_ROCM)",
+                severity=Severity.INFO,
             )
 
     def _tested(self, node, name: str) -> bool:
@@ -177,6 +211,16 @@ class Rule(CppRule):
 
 
 _ROCM_VALUES = (0, 500, 702, 1000)
+
+# The CUDA headers that define each version macro (CUDA 13: cuda.h defines CUDA_VERSION,
+# cuda_runtime_api.h CUDART_VERSION, which cuda_runtime.h includes; g++ -I cuda/include).
+_VERSION_HEADERS = {
+    "cuda.h": frozenset({"CUDA_VERSION"}),
+    "cuda_runtime_api.h": frozenset({"CUDART_VERSION"}),
+    "cuda_runtime.h": frozenset({"CUDART_VERSION"}),
+}
+_CUDA_API = re.compile(r"\b(?:cu[A-Z]\w*|CU[A-Z_]\w*|cuda[A-Z]\w*|__cuda\w*)\b")
+_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/|\"(?:\\.|[^\"\\\n])*\"", re.S)
 
 
 def _body_end(view, branch) -> int | None:

@@ -91,6 +91,7 @@ class Rule(CppRule):
         view = self.view
         if node.start_byte in self.seen or hip_excluded(view, node):
             return
+        parent = None
         for parent in ancestors(node):
             if parent.type == "call_expression":
                 func = parent.child_by_field_name("function")
@@ -99,8 +100,12 @@ class Rule(CppRule):
             if parent.type in ("declaration", "expression_statement", "kernel_call_syntax"):
                 break
         self.seen.add(node.start_byte)
+        where = view.span(node)
+        if parent is not None and parent.type == "declaration":
+            # `const dim3 blocks(` / `  div_round_up(n, k));`: from the grid's declaration on
+            where = (view.span(parent)[0], where[1])
         self.report(
-            node,
+            where,
             f"grid size `{view.text(node)}` grows with the input: HIP refuses a launch of more "
             "than 2^32 threads in all (grid x block; CUDA allows far more), so a large input "
             "fails on ROCm only; cap the grid (std::min with a maximum block count) and loop "

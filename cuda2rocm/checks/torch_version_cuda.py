@@ -15,7 +15,7 @@ from libcst.metadata import ScopeProvider
 from cuda2rocm.catalogue import find_rule
 from cuda2rocm.frontends.python import NameAware, dotted
 from cuda2rocm.frontends.python_guards import HIP, TESTS, NvidiaUse, VendorGuard, count_qualified
-from cuda2rocm.model import Fix, Safety
+from cuda2rocm.model import Fix, Safety, Severity
 
 CUDA = "torch.version.cuda"
 PARSERS = {
@@ -103,6 +103,8 @@ class Rule(NameAware):
             target.comparator
         ):
             positive = isinstance(target.operator, (cst.IsNot, cst.NotEqual))
+            if positive and self._version_branch(comp):
+                return
             fix = None
             if isinstance(use, cst.Attribute):
                 hip = f"{self.text(use.value)}.hip"
@@ -117,6 +119,29 @@ class Rule(NameAware):
             )
         elif _is_literal(target.comparator):
             self.report(comp, _VERSION_COMPARE)
+
+    def _version_branch(self, comp: cst.Comparison) -> bool:
+        """`if torch.version.cuda is not None: ... torch.version.cuda.split(".") ...`: the test
+        guards code that reads the CUDA version, so it means "CUDA build", and ROCm skipping
+        the branch is what keeps that code from raising on None. Reported as a note spanning
+        the branch (a ROCm port may want its own version check there), never widened."""
+        root = self._condition_root(comp)
+        owner = self.parent(root)
+        if not isinstance(owner, cst.If) or owner.test is not root:
+            return False
+        reads = _ValueReads(self)
+        owner.body.visit(reads)
+        if not reads.count:
+            return False
+        self.report(
+            comp,
+            "this branch reads the CUDA version (torch.version.cuda is None on ROCm, so ROCm "
+            "skips it, which keeps it from raising); do not widen the test to ROCm builds; "
+            "if the ROCm build needs the same check, add a torch.version.hip branch",
+            severity=Severity.INFO,
+            through=owner.body,
+        )
+        return True
 
     def _truthiness(self, use: cst.CSTNode, origin: cst.Attribute) -> None:
         fix = None

@@ -36,6 +36,9 @@ SHUFFLES = frozenset(
     | {"cuda2rocm_shfl_sync", "cuda2rocm_shfl_up_sync", "cuda2rocm_shfl_down_sync"}
     | {"cuda2rocm_shfl_xor_sync"}
 )
+# Calls that act on the whole hardware wavefront whatever width the shuffles use: a function
+# that makes one cannot be read as working in logical 32-lane groups.
+_WAVE_WIDE = re.compile(r"^(__ballot|__any|__all|__activemask|__syncwarp|__match_\w+|__reduce_\w+)")
 
 
 def number(view: CppView, node: Node | None) -> int | None:
@@ -255,8 +258,25 @@ class Rule(CppRule):
         )
 
     # -- reporting -----------------------------------------------------------------------------
+    def _logical_groups(self, function) -> bool:
+        """Every shuffle of `function` passes an explicit width of 32 (and it casts no ballot,
+        vote or warp barrier): its lanes form logical 32-lane groups, which HIP's shuffles
+        honour on a 64-lane wavefront too (`__shfl_down(v, o, 32)` reads within the caller's
+        half-wave), so `& 31`, `>> 5` and per-group arrays of 32 stay consistent there."""
+        view = self.view
+        a, b = function.start_byte, function.end_byte
+        inside = [c for c in self._shuffles() if a <= c.start_byte < b]
+        if not inside or any(number(view, self._width(c)) != 32 for c in inside):
+            return False
+        return not any(
+            a <= c.start_byte < b and _WAVE_WIDE.match(callee(view, c)) for c in view.calls
+        )
+
     def _flag(self, node, what: str, replacement: str, fixable: bool = True) -> None:
         if node.start_byte in self.seen or hip_excluded(self.view, node):
+            return
+        function = _function_of(node)
+        if function is not None and self._logical_groups(function):
             return
         if not fixable:
             self.seen.add(node.start_byte)

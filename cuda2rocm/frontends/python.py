@@ -424,8 +424,12 @@ class PythonRule(cst.BatchableCSTVisitor):
         message: str,
         fix: Fix | None = None,
         severity: Severity | None = None,
+        through: cst.CSTNode | None = None,
     ) -> None:
+        """Report `node` (through the end of `through`, when given: a branch the finding spans)."""
         start, end = self.span(node)
+        if through is not None:
+            end = max(end, self.span(through)[1])
         self._sink.append(
             Diagnostic(
                 path=self.source.path,
