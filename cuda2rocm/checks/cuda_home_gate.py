@@ -19,7 +19,9 @@ Not reported: a None check that only protects uses of CUDA_HOME as a value
 collect_env's `if CUDA_HOME is not None: nvcc = os.path.join(CUDA_HOME, "bin", "nvcc")`): on
 ROCm it is False, only CUDA paths are skipped, nothing breaks. Such a check is one whose body
 uses CUDA_HOME as a value and neither builds an extension, raises, returns nor exits; the uses
-it protects are not reported either. `str(CUDA_HOME)` is no path use.
+it protects are not reported either. `str(CUDA_HOME)` is no path use; shown outside a None
+check it gets an info note (an environment report that prints `None` on ROCm should print
+ROCM_HOME there; porting engineers change these lines, e.g. detectron2's collect_env).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import libcst as cst
 
 from cuda2rocm.frontends.python import NameAware
 from cuda2rocm.frontends.python_build import import_edit, under_vendor_test
+from cuda2rocm.model import Severity
 
 QUALIFIED = "torch.utils.cpp_extension.CUDA_HOME"
 ROCM_AWARE = ("ROCM_HOME", "IS_HIP_EXTENSION", "torch.version.hip")
@@ -53,6 +56,7 @@ class Rule(NameAware):
         self._gates: list[tuple[cst.CSTNode, cst.BaseExpression, str]] = []
         self._paths: list[cst.BaseExpression] = []
         self._protected: set[int] = set()
+        self._shown: list[cst.BaseExpression] = []
         self._module: cst.Module | None = None
 
     def visit_Module(self, node: cst.Module) -> None:
@@ -93,11 +97,10 @@ class Rule(NameAware):
             self._gates.append((node, node, "truthy"))
             return
         self._paths.append(node)
-        if (
-            self._checked_before(node)
-            or _harmless_value(self, node, parent)
-            or self._to_catching_helper(parent)
-        ):
+        shown = _harmless_value(self, node, parent)
+        if shown and not self._checked_before(node):
+            self._shown.append(node)
+        if shown or self._checked_before(node) or self._to_catching_helper(parent):
             self._protected.add(id(node))
 
     def _in_test(self, node: cst.CSTNode, parent: cst.CSTNode | None) -> bool:
@@ -230,6 +233,19 @@ class Rule(NameAware):
                 use,
                 "CUDA_HOME is None on ROCm builds of torch, so this path breaks there; build "
                 "ROCm paths from ROCM_HOME (torch.utils.cpp_extension) under IS_HIP_EXTENSION",
+            )
+        lines: set[int] = set()
+        for use in self._shown:
+            line = self.context.position(use).start.line
+            if line in lines:
+                continue  # one note per line
+            lines.add(line)
+            self.report(
+                use,
+                "shows CUDA_HOME, which is None on ROCm builds of torch: an environment report "
+                "then says nothing about the toolkit that built the extension; show ROCM_HOME "
+                "(torch.utils.cpp_extension) as well",
+                severity=Severity.INFO,
             )
 
     def _gate(self, where: cst.CSTNode, use: cst.BaseExpression, kind: str, used: bool) -> None:
