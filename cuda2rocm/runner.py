@@ -235,7 +235,9 @@ def prepare(linter: Linter, items: list[Found], read: list[tuple[int, Found, byt
     builds = [
         (item.path, item.display, data)
         for item, data in _contents(items, have, _is_build_file)
-        if any(t in data for t in build_defines.TOKENS) or b"definitions" in data
+        if any(t in data for t in build_defines.TOKENS)
+        or b"definitions" in data
+        or b"ROCM" in data.upper()
     ]
     linter.project_macros = ProjectMacros.build(
         texts, build_defines.index(builds), linter.torch_built_for

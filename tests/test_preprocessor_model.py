@@ -158,6 +158,24 @@ def test_build_flags_from_setup_py_and_cmake():
     assert out.unknown == {"ROCM_FEATURE_LEVEL", "OPTIONAL"}
 
 
+def test_cuda_switch_is_cuda_only_only_beside_a_rocm_switch(tmp_path):
+    """`if(WITH_CUDA)` is off on ROCm only where the project has its own HIP/ROCm switch; in a
+    project whose only GPU switch it is (not ported yet), a ROCm port turns it on: unknown."""
+    cuda_block = (
+        b"if(WITH_CUDA)\n  enable_language(CUDA)\n  add_definitions(-DWITH_CUDA)\nendif()\n"
+    )
+    lone = build_defines.index([(tmp_path / "CMakeLists.txt", "CMakeLists.txt", cuda_block)])
+    assert "WITH_CUDA" in lone.unknown and "WITH_CUDA" not in lone.cuda_only
+    rocm = b"option(USE_ROCM OFF)\nif(USE_ROCM)\n  add_subdirectory(hip)\nendif()\n"
+    both = build_defines.index(
+        [
+            (tmp_path / "CMakeLists.txt", "CMakeLists.txt", cuda_block),
+            (tmp_path / "cmake" / "rocm.cmake", "cmake/rocm.cmake", rocm),
+        ]
+    )
+    assert "WITH_CUDA" in both.cuda_only
+
+
 # -- the whole pipeline ------------------------------------------------------------------------
 KERNEL = """\
 #include "macros.h"

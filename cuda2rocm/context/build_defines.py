@@ -11,7 +11,9 @@
 - CMake (`CMakeLists.txt`, `*.cmake`, line-based): `add_definitions(-DX)`,
   `add_compile_definitions(X)`, `target_compile_definitions(t PUBLIC X)` and `-DX` in flag
   variables, under `if()/elseif()/else()` whose condition names HIP/ROCm (true on ROCm) or a
-  `USE_CUDA`/`WITH_CUDA`-style build switch (false on ROCm).
+  `USE_CUDA`/`WITH_CUDA`-style build switch (false on ROCm, but only in a project whose CMake
+  also tests a HIP/ROCm switch: where `WITH_CUDA` is the project's only GPU switch, as in a
+  project not yet ported, a ROCm port turns that same switch on, so it stays unknown).
 
 A macro defined for ROCm anywhere is defined (with its value when it is a literal); one defined
 only on CUDA paths is not defined by the build on ROCm; one under an unknown condition is unknown.
@@ -220,24 +222,27 @@ def _collect(nodes, path: list[Tri], judge: _Judge, where: str, out: BuildDefine
 
 # -- CMake -------------------------------------------------------------------------------------
 _CMAKE_COMMAND = re.compile(r"^\s*(\w+)\s*\((.*)$")
+_CMAKE_IF = re.compile(rb"(?im)^\s*(?:else)?if\s*\(([^)]*)\)")
 _DEFINITIONS = {"add_compile_definitions", "target_compile_definitions"}
 
 
-def _cmake_value(condition: str) -> Tri:
+def _cmake_value(condition: str, cuda_switch_known: bool = True) -> Tri:
     negated = bool(re.match(r"\s*NOT\b", condition))
     body = re.sub(r"^\s*NOT\b", "", condition)
     if re.search(r"\b(AND|OR)\b", body):
         return None
     if _HIPPY.search(body):
         value: Tri = True
-    elif _CUDA_SWITCH.search(body):
+    elif _CUDA_SWITCH.search(body) and cuda_switch_known:
         value = False
     else:
         return None
     return (not value) if negated else value
 
 
-def cmake_defines(text: str, where: str, out: BuildDefines) -> None:
+def cmake_defines(text: str, where: str, out: BuildDefines, cuda_switch_known: bool = True) -> None:
+    """`cuda_switch_known`: whether a `WITH_CUDA`-style switch is known off on ROCm (the project
+    has a separate HIP/ROCm switch)."""
     stack: list[tuple[Tri, Tri]] = []  # (value of the current branch, any earlier taken)
     lines = text.splitlines()
     i = 0
@@ -254,11 +259,11 @@ def cmake_defines(text: str, where: str, out: BuildDefines) -> None:
             i += 1
         inner = args.rsplit(")", 1)[0]
         if command == "if":
-            v = _cmake_value(inner)
+            v = _cmake_value(inner, cuda_switch_known)
             stack.append((v, v))
         elif command == "elseif" and stack:
             _, taken = stack[-1]
-            v = _cmake_value(inner)
+            v = _cmake_value(inner, cuda_switch_known)
             branch = False if taken is True else v
             stack[-1] = (branch, True if True in (taken, v) else None)
         elif command == "else" and stack:
@@ -288,6 +293,13 @@ def cmake_defines(text: str, where: str, out: BuildDefines) -> None:
 def index(files: Iterable[tuple[Path, str, bytes]]) -> BuildDefines:
     """Build flags from (path, display path, bytes) of the run's build scripts."""
     out = BuildDefines()
+    files = list(files)
+    rocm_switch = any(
+        _HIPPY.search(m.group(1).decode("utf-8", "replace"))
+        for path, _, data in files
+        if path.name == "CMakeLists.txt" or path.name.endswith(".cmake")
+        for m in _CMAKE_IF.finditer(data)
+    )
     for path, display, data in files:
         name = path.name
         if name.endswith(".py"):
@@ -296,7 +308,7 @@ def index(files: Iterable[tuple[Path, str, bytes]]) -> BuildDefines:
         elif (name == "CMakeLists.txt" or name.endswith(".cmake")) and (
             b"-D" in data or b"definitions" in data
         ):
-            cmake_defines(data.decode("utf-8", "replace"), display, out)
+            cmake_defines(data.decode("utf-8", "replace"), display, out, rocm_switch)
     return out.settle()
 
 
