@@ -84,8 +84,20 @@ def sample(projects: dict[str, list[dict]], size: int, seed: int) -> list[tuple[
     total = sum(len(v) for v in strata.values())
     quota = {k: 1 for k in keys}
     spare = max(0, size - len(keys))
+    shares = {k: spare * len(strata[k]) / total if total else 0.0 for k in keys}
     for k in keys:
-        quota[k] += int(spare * len(strata[k]) / total) if total else 0
+        quota[k] += int(shares[k])
+    # Largest remainders get the seats rounding left over, so --sample N draws N findings
+    # (as far as the strata hold that many).
+    left = min(size, total) - sum(min(quota[k], len(strata[k])) for k in keys)
+    order = sorted(keys, key=lambda k: (-(shares[k] - int(shares[k])), k))
+    while left > 0 and order:
+        room = [k for k in order if quota[k] < len(strata[k])]
+        if not room:
+            break
+        for k in room[:left]:
+            quota[k] += 1
+            left -= 1
     picked: list[tuple[str, dict]] = []
     for k in keys:
         pool = sorted(strata[k], key=lambda d: (d["path"], d["line"], d["column"]))
