@@ -8,15 +8,15 @@ must still compile after, and changed C++ files the tool now calls portable go t
 Changed C++ translation units (.cu/.cpp/.cc/.cxx), and units that include a changed header by
 its file name, are compiled standalone (`nvcc -c`, which gives .cpp files to the host compiler
 as torch's extension build does; include dirs: the file's folder, the project root, its folders
-named `include` or `csrc` (20 at most), torch's headers, bench/nvcc_stubs for what a CPU build
-of torch lacks); a unit that does not compile before the fix is reported as
-skipped, not counted. `--cpp-limit` caps the units compiled per project (changed units first,
-and among them those that claim portability). A changed unit "claims portability" when no
-error finding remains in it after the fix: `hipcc --offload-arch=gfx90a` then compiles
-the fixed unit (bench/hip52_stubs for headers HIP 5.2 lacks). Units that include torch's headers
-are not given to hipcc: torch's extension build hipifies them against a ROCm torch's headers,
-which this machine lacks (counted as `hip_torch`). hipcc failures are listed, not counted as
-broken: the unit did not build for AMD before the fix either.
+named `include` or `csrc` (20 at most), torch's and Python's headers, `--include` folders,
+bench/nvcc_stubs for what a CPU build of torch lacks); a unit that does not compile before the
+fix is reported as skipped, not counted. `--cpp-limit` caps the units compiled per project
+(changed units first, and among them those that claim portability). A changed unit "claims
+portability" when no error finding remains in it after the fix: `hipcc --offload-arch=gfx90a`
+then compiles the fixed unit (bench/hip52_stubs for headers HIP 5.2 lacks). Units that include
+torch's headers are not given to hipcc: torch's extension build hipifies them against a ROCm
+torch's headers, which this machine lacks (counted as `hip_torch`). hipcc failures are listed,
+not counted as broken: the unit did not build for AMD before the fix either.
 
 `--fixes FILE` writes one JSON line per applied fix (project, path, line, rule, safety, edits).
 `--sample N --seed S` draws N applied fixes stratified by (project, rule): strata in a seeded
@@ -36,6 +36,7 @@ import re
 import shutil
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -90,7 +91,8 @@ def _includes(root: Path) -> list[Path]:
     import torch.utils.cpp_extension as ext
 
     found = [d for d in root.rglob("*") if d.is_dir() and d.name in ("include", "csrc")][:20]
-    return [root, *found, *map(Path, ext.include_paths())]
+    python = Path(sysconfig.get_paths()["include"])  # torch's extension headers need Python.h
+    return [root, *found, *map(Path, ext.include_paths()), python]
 
 
 def _compile(cmd: list[str], env=None) -> tuple[bool, str]:
