@@ -117,3 +117,22 @@ def test_portable_corpus_still_builds_with_nvcc(tmp_path):
         if r.returncode
     }
     assert not failed, failed
+
+
+CUDA_INCLUDE = Path(os.environ.get("CUDA_HOME", "/usr/local/cuda")) / "include"
+
+
+@pytest.mark.skipif(
+    shutil.which("gcc") is None or not (CUDA_INCLUDE / "cuda_runtime.h").is_file(),
+    reason="gcc or the CUDA headers not installed",
+)
+@pytest.mark.parametrize("language", ["c++", "c"])
+def test_compat_header_builds_with_the_host_compiler(tmp_path, language):
+    """torch's extension build sends .cpp files to the host compiler, and C headers reach C
+    clients (faiss's c_api): the header's device-only parts must stay out of both."""
+    (tmp_path / "cuda2rocm_compat.h").write_text(compat_header.render({"cudaStream_t"}))
+    source = tmp_path / "user.c"
+    source.write_text('#include "cuda2rocm_compat.h"\nint f(cudaStream_t s) { return s != 0; }\n')
+    cmd = ["gcc", "-x", language, f"-I{CUDA_INCLUDE}", "-c", str(source), "-o", os.devnull]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr

@@ -272,6 +272,9 @@ class Rule(NameAware):
             rocm, edit = f"{self.text(use.value)}.ROCM_HOME", None
         else:
             rocm, edit = import_edit(self, self._module, "ROCM_HOME")
+            if rocm is None:  # not a torch build script (no torch import): no fix
+                self.report(where, message)
+                return
         # text() and replace() cover the node without its own parentheses, which stay.
         text = self.text(where)
         if kind == "is-not-none":

@@ -340,13 +340,14 @@ class FlagSites(NameAware):
         ):
             hip, _ = result
             spelled, edit = import_edit(self, self._module, "IS_HIP_EXTENSION")
-            original = self.text(site.value)
-            start, end = self.span(site.value)
-            replacement = f"[{', '.join(hip)}] if {spelled} else {original}"
-            edits = [Edit(start, end, replacement, original)]
-            if edit is not None:
-                edits.append(edit)
-            fix = self.fix(*edits, description="add only hipcc flags when IS_HIP_EXTENSION")
+            if spelled is not None:  # None: not a torch build script, so no fix
+                original = self.text(site.value)
+                start, end = self.span(site.value)
+                replacement = f"[{', '.join(hip)}] if {spelled} else {original}"
+                edits = [Edit(start, end, replacement, original)]
+                if edit is not None:
+                    edits.append(edit)
+                fix = self.fix(*edits, description="add only hipcc flags when IS_HIP_EXTENSION")
         self.report(site.value, message, fix)
 
 

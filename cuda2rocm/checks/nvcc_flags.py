@@ -173,6 +173,9 @@ class Rule(FlagSites):
             return
         hip, _ = result
         spelled, edit = import_edit(self, self._module, "IS_HIP_EXTENSION")
+        if spelled is None:  # not a torch build script: report, no fix
+            self.report(value, message)
+            return
         replacement = f"[{', '.join(hip)}] if {spelled} else {self.text(value)}"
         edits = [self.replace(value, replacement)]
         if edit is not None:

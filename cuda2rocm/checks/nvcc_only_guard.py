@@ -9,8 +9,9 @@ functions fail with "no matching function for call to 'f'". torch's hipify rewri
 `__CUDACC__` to `__HIPCC__`, so torch-built files are skipped for that macro.
 
 `__CUDACC__` tests get an unsafe fix that also tests `__HIPCC__` (nothing changes under nvcc,
-which never defines `__HIPCC__`); it is not offered when the condition also tests
-`__CUDA_ARCH__` (cuda-arch-macro's job) or the branch holds inline assembly. `__NVCC__` is
+which never defines `__HIPCC__`); it is not offered when the condition also tests a value only
+nvcc defines (`__CUDA_ARCH__`, cuda-arch-macro's job; `__CUDACC_VER_MAJOR__`, `CUDA_VERSION`:
+the test stays decided by it under hipcc) or the branch holds inline assembly. `__NVCC__` is
 often a deliberate "this compiler" test (nvcc-only pragmas), so it is reported for review
 without a fix. Project macros such as `WITH_CUDA` are info: the build must define them for
 ROCm; not reported when the project's setup.py/CMake already defines it, or its HIP counterpart
@@ -26,6 +27,14 @@ from cuda2rocm.model import Severity
 CUDACC = "__CUDACC__"
 NVCC = "__NVCC__"
 HIPCC = "__HIPCC__"
+#: nvcc's values that hipcc never defines (so they read 0 in `#if`): a condition combining
+#: `defined(__CUDACC__)` with one of them stays decided by it under hipcc, so also testing
+#: `__HIPCC__` does not make hipcc take the branch nvcc takes (faiss's
+#: `!defined(__CUDACC__) || __CUDACC_VER_MAJOR__ < 11` is still true under hipcc).
+NVCC_VALUES = frozenset(
+    {"__CUDACC_VER_MAJOR__", "__CUDACC_VER_MINOR__", "__CUDACC_VER_BUILD__", "__CUDACC_VER__"}
+    | {"__NVCC__", "__CUDA_ARCH__", "CUDA_VERSION", "CUDART_VERSION", "__CUDA_API_VERSION"}
+)
 #: Build-system macros projects define for "CUDA build"; HIP has no counterpart.
 PROJECT = frozenset({"WITH_CUDA", "BUILD_CUDA", "USE_CUDA", "GOOGLE_CUDA", "ENABLE_CUDA"})
 _WATCHED = frozenset({CUDACC, NVCC}) | PROJECT
@@ -50,7 +59,7 @@ class Rule(CppRule):
                 if view.torch_built:
                     continue  # torch's hipify rewrites __CUDACC__ to __HIPCC__
                 fix = None
-                if "__CUDA_ARCH__" not in names and not self.view.holds_asm(branch):
+                if NVCC_VALUES.isdisjoint(names) and not self.view.holds_asm(branch):
                     fix = self._fix(branch, cond, [n for n in hits if view.text(n) == CUDACC])
                 self.report(
                     cond,

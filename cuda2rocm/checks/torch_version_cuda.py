@@ -13,7 +13,7 @@ import libcst as cst
 from libcst.metadata import ScopeProvider
 
 from cuda2rocm.catalogue import find_rule
-from cuda2rocm.frontends.python import NameAware, dotted
+from cuda2rocm.frontends.python import NameAware, dotted, string_value
 from cuda2rocm.frontends.python_guards import HIP, TESTS, NvidiaUse, VendorGuard, count_qualified
 from cuda2rocm.model import Fix, Safety, Severity
 
@@ -34,6 +34,7 @@ class Rule(NameAware):
     def __init__(self, *args) -> None:
         super().__init__(*args)
         self._nvidia_packages: frozenset[str] | None = None
+        self._nvcc_flags: frozenset[str] | None = None
         self._guard = VendorGuard(self, (HIP,))
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
@@ -166,11 +167,16 @@ class Rule(NameAware):
         test (`torch.version.cuda.split(".")`, `parse(torch.version.cuda)`, after an early
         return: ROCm would now reach them and crash on None), or mentions torch.version.hip
         (an `elif torch.version.hip:` would become dead code). Unsafe when a branch runs
-        NVIDIA-only code, where `torch.version.cuda` meant "NVIDIA"."""
+        NVIDIA-only code, where `torch.version.cuda` meant "NVIDIA". No fix either when the
+        path the test guards runs CUDA's compiler (an `nvcc` executable, an nvcc-only flag,
+        `CUDA_HOME`): there the test means "the nvcc toolchain", and ROCm's is hipcc (torch's
+        own ninja writer keeps `--generate-dependencies-with-compile` from hipcc this way)."""
         scope = self._scope(node)
         reads = _ValueReads(self)
         scope.visit(reads)
         if reads.count or count_qualified(self, scope, (HIP,)):
+            return None
+        if self._runs_nvcc(node):
             return None
         nvidia = self._nvidia_branch(node)
         if nvidia is None:
@@ -181,6 +187,26 @@ class Rule(NameAware):
             "which is NVIDIA-only, so the test may mean 'NVIDIA' rather than 'GPU build'",
             safety=Safety.UNSAFE,
         )
+
+    def _runs_nvcc(self, node: cst.CSTNode) -> bool:
+        """Whether the path the test guards (its branches, and the rest of the block after an
+        early exit) names CUDA's compiler."""
+        owner = self.parent(self._condition_root(node))
+        if not isinstance(owner, (cst.If, cst.IfExp, cst.While)):
+            return False
+        region: list[cst.CSTNode] = [owner.body]
+        if owner.orelse is not None:
+            region.append(owner.orelse)
+        block = self.parent(owner)
+        body = getattr(block, "body", None)
+        if isinstance(owner, cst.If) and isinstance(body, (list, tuple)) and owner in body:
+            region += body[body.index(owner) + 1 :]
+        if self._nvcc_flags is None:
+            self._nvcc_flags = frozenset(find_rule("nvcc-flags").tables.get("flags", {}))
+        finder = _NvccUse(self._nvcc_flags)
+        for part in region:
+            part.visit(finder)
+        return finder.found
 
     def _nvidia_branch(self, node: cst.CSTNode) -> str | None:
         owner = self.parent(self._condition_root(node))
@@ -235,6 +261,36 @@ class Rule(NameAware):
                 return True
             branch = branch.orelse
         return False
+
+
+class _NvccUse(cst.CSTVisitor):
+    """Finds CUDA's compiler in code: a string naming the `nvcc` executable or holding an
+    nvcc-only flag (not the `"nvcc"` key of extra_compile_args, which torch hands to hipcc
+    on ROCm), or `CUDA_HOME`."""
+
+    EXTRA = frozenset({"--generate-dependencies-with-compile", "--dependency-output"})
+
+    def __init__(self, flags: frozenset[str]) -> None:
+        super().__init__()
+        self.flags = flags | self.EXTRA
+        self.found = False
+
+    def visit_DictElement(self, node: cst.DictElement) -> bool:
+        node.value.visit(self)  # the key is a compiler's name for its flag list
+        return False
+
+    def visit_SimpleString(self, node: cst.SimpleString) -> None:
+        text = string_value(node) or ""
+        for token in text.split():
+            name = token.replace("\\", "/").rsplit("/", 1)[-1]
+            if name in ("nvcc", "nvcc.exe") or token.split("=", 1)[0] in self.flags:
+                self.found = True
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.found |= node.value == "CUDA_HOME"
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self.found |= node.attr.value == "CUDA_HOME"
 
 
 class _ValueReads(cst.CSTVisitor):

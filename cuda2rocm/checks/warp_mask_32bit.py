@@ -33,6 +33,8 @@ MASK_SOURCES = frozenset(
     {"__ballot_sync", "__activemask", "cuda2rocm_ballot_sync", "cuda2rocm_activemask"}
 )
 FULL = "CUDA2ROCM_FULL_MASK"
+#: Shuffles that move values between lanes by index or distance (xor stays within its group).
+_LANE_MOVES = frozenset({"__shfl_sync", "__shfl_up_sync", "__shfl_down_sync"})
 MASK_TYPE = "cuda2rocm_lane_mask_t"
 _FULL_LITERAL = re.compile(r"^(0xffffffff[ul]*|~0[ul]*|-1)$", re.I)
 _THIRTY_TWO_BIT = re.compile(r"^(unsigned( int)?|uint32_t|int|int32_t|unsigned long)$")
@@ -99,8 +101,17 @@ class Rule(CppRule):
                 "mask) needs a 64-bit mask too, so this is not rewritten automatically",
             )
             return
-        edits = [self.replace(func, SYNC[name])]
         args = _args(call)
+        if name in _LANE_MOVES and len(args) == 3 and self._thirty_two_lane_warps(call):
+            self.report(
+                call,
+                f"`{name}` takes a 32-bit lane mask and HIP before ROCm 6.2 has no `*_sync` "
+                "builtins; no automatic fix: this function treats warps as 32 lanes (`& 31`, "
+                "`>> 5`, `/ 32`), and on a 64-lane wavefront the shuffle's default width spans "
+                "two of them (lane 32 would read lane 0): pass width 32 or port by hand",
+            )
+            return
+        edits = [self.replace(func, SYNC[name])]
         if args and name != "__activemask" and _is_full(view, args[0]):
             edits.append(self.replace(args[0], FULL))
         self._report(
@@ -110,6 +121,33 @@ class Rule(CppRule):
             "(compatibility header)",
             *edits,
         )
+
+    def _thirty_two_lane_warps(self, call) -> bool:
+        """Whether the function around `call` spells 32-lane warps (a literal 31 or 32, or
+        `>> 5`). Its broadcasts and up/down shuffles then mean "within my 32 lanes"; with
+        HIP's default width (the wavefront, 64 on CDNA) the upper half reads the lower one
+        (gsplat: `queue_idx = __shfl_sync(~0u, queue_idx, 0)` after lane `tid & 31 == 0`
+        took it), so renaming alone would compile to wrong results."""
+        function = call
+        while function is not None and function.type != "function_definition":
+            function = function.parent
+        if function is None:
+            return False
+        stack = [function]
+        while stack:
+            node = stack.pop()
+            stack.extend(node.children)
+            if node.type != "number_literal":
+                continue
+            value = self.view.text(node).rstrip("uUlL")
+            if value in ("31", "32", "0x1f", "0x1F", "0x20"):
+                return True
+            parent = node.parent
+            if value == "5" and parent is not None and parent.type == "binary_expression":
+                op = parent.child_by_field_name("operator")
+                if op is not None and self.view.text(op) == ">>":
+                    return True
+        return False
 
     def _mask_kept_whole(self, call) -> bool:
         """Whether the mask a ballot returns lands only where this rule makes it 64-bit too:

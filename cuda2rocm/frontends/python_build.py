@@ -26,8 +26,12 @@ def _module_name(node: cst.BaseExpression | None) -> str | None:
     return dotted(node) if node is not None else None
 
 
-def import_edit(rule: ParentAware, module: cst.Module, name: str) -> tuple[str, Edit | None]:
-    """How to spell `name` of torch.utils.cpp_extension here, and the edit that imports it."""
+def import_edit(rule: ParentAware, module: cst.Module, name: str) -> tuple[str | None, Edit | None]:
+    """How to spell `name` of torch.utils.cpp_extension here, and the edit that imports it;
+    (None, None) when the module imports nothing from torch: a build script of another
+    framework (TransformerEngine's Paddle build uses paddle.utils.cpp_extension) must not
+    gain a torch import, which fails where torch is not installed and says nothing about
+    that framework's build."""
     last_import: cst.SimpleStatementLine | None = None
     from_import: cst.ImportFrom | None = None
     module_alias: str | None = None
@@ -60,6 +64,8 @@ def import_edit(rule: ParentAware, module: cst.Module, name: str) -> tuple[str, 
         return name, rule.insert_after(anchor, f", {name}")
     if module_alias is not None:
         return f"{module_alias}.{name}", None
+    if not _imports_torch(module):
+        return None, None
     text = rule.source.text
     newline = "\r\n" if "\r\n" in text else "\n"
     line = f"from {CPP_EXTENSION} import {name}{newline}"
@@ -73,6 +79,29 @@ def import_edit(rule: ParentAware, module: cst.Module, name: str) -> tuple[str, 
     if at == len(text) and not text.endswith("\n"):
         return name, Edit(at, at, newline + line.rstrip("\r\n"), "")
     return name, Edit(at, at, line, "")
+
+
+class _TorchImport(cst.CSTVisitor):
+    def __init__(self) -> None:
+        super().__init__()
+        self.found = False
+
+    def visit_Import(self, node: cst.Import) -> None:
+        self.found |= any(_is_torch(a.evaluated_name) for a in node.names)
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        self.found |= not node.relative and _is_torch(_module_name(node.module) or "")
+
+
+def _is_torch(name: str) -> bool:
+    return name == "torch" or name.startswith("torch.")
+
+
+def _imports_torch(module: cst.Module) -> bool:
+    """Whether the module imports torch anywhere (top level, a function, a try block)."""
+    finder = _TorchImport()
+    module.visit(finder)
+    return finder.found
 
 
 def _branch_test(node: cst.CSTNode) -> cst.BaseExpression | None:
