@@ -13,6 +13,11 @@ Cooperative groups are supported by HIP (`hip/hip_cooperative_groups.h`), but:
   warning.
 - a grid group's `sync()` needs a cooperative launch, and a 32-thread tile is half a 64-lane
   wavefront on CDNA (info, review).
+
+`cg::reduce` has a fix (portable target): `<cooperative_groups/reduce.h>` is kept for nvcc
+only and the compatibility header provides `reduce` and its operators for HIP before ROCm 7.13
+(compat_header.CG_REDUCE); the `hip` target writes that block in place of the include. A
+file fixed so (its include skipped by HIP passes, the HIP side covered) is not reported again.
 """
 
 from __future__ import annotations
@@ -20,8 +25,9 @@ from __future__ import annotations
 import re
 
 from cuda2rocm.checks.warp_size_32 import number
-from cuda2rocm.frontends.cpp import CppRule
-from cuda2rocm.model import Severity
+from cuda2rocm.compat_header import CG_REDUCE, HIP_CONDITION, POLYFILLS
+from cuda2rocm.frontends.cpp import CppRule, Include, hip_excluded
+from cuda2rocm.model import Edit, Severity
 
 GRID = frozenset({"this_grid", "this_multi_grid"})
 TILES = frozenset({"tiled_partition", "thread_block_tile"})
@@ -56,6 +62,7 @@ MISSING_FUNCTIONS = {
     "invoke_one": "`if (g.thread_rank() == 0)`",
 }
 MISSING_HEADERS = ("cooperative_groups/",)
+POLYFILL_OF_REDUCE = "cooperative_groups/reduce.h"
 #: Declarations whose text says the declared names are cooperative groups.
 _GROUP_TYPES = (
     "thread_block",
@@ -74,12 +81,21 @@ _TEMPLATE_DECL = re.compile(
 class Rule(CppRule):
     def check(self) -> None:
         view = self.view
+        provided = self._provided()
         for inc in view.includes:
-            if inc.name.startswith(MISSING_HEADERS):
+            if inc.name.startswith(MISSING_HEADERS) and inc.name not in provided:
+                fixable = inc.name in POLYFILLS
                 self.report(
                     (inc.start, inc.end),
                     f"`<{inc.name}>` does not exist in HIP 5.2 (only "
-                    "hip/hip_cooperative_groups.h): use hipCUB's warp/block primitives",
+                    "hip/hip_cooperative_groups.h): "
+                    + (
+                        "the fix keeps it for nvcc and gives HIP a shuffle-based "
+                        "`cooperative_groups::reduce` (HIP has its own from ROCm 7.13)"
+                        if fixable
+                        else "use hipCUB's warp/block primitives"
+                    ),
+                    self._polyfill_fix(inc) if fixable else None,
                 )
         groups: set[str] | None = None
         for node in view.identifiers:
@@ -94,6 +110,8 @@ class Rule(CppRule):
                 )
             elif name in TILES and node.parent is not None:
                 self._tile(node, name)
+            elif name == "reduce" and POLYFILL_OF_REDUCE in provided:
+                continue
             elif name in MISSING_FUNCTIONS and _in_cg_namespace(view, node):
                 self.report(
                     node.parent,
@@ -111,6 +129,41 @@ class Rule(CppRule):
                         f"`{receiver}.{name}()` is not provided by HIP 5.2's cooperative groups "
                         f"(hipcc: \"no member named '{name}'\"); use {MISSING_MEMBERS[name]}",
                     )
+
+    def _provided(self) -> set[str]:
+        """Algorithm headers whose API this file already gets for HIP: its include is skipped by
+        every HIP pass and the file includes the compatibility header (portable fix), or the file
+        holds the polyfill itself (hip fix)."""
+        view = self.view
+        if "CUDA2ROCM_CG_REDUCE" in view.source.text:  # the hip fix's block
+            return {POLYFILL_OF_REDUCE}
+        if not view.includes_header(self.ctx.compat_header):
+            return set()
+        return {
+            inc.name
+            for inc in view.includes
+            if inc.name in POLYFILLS and hip_excluded(view, inc.node)
+        }
+
+    def _polyfill_fix(self, inc: Include):
+        view = self.view
+        if view.torch_built or view.hipified or hip_excluded(view, inc.node):
+            return None
+        directive = view.source.text[inc.start : inc.end]
+        if self.ctx.target == "hip":
+            return self.fix(
+                Edit(inc.start, inc.end, CG_REDUCE.rstrip("\n"), directive),
+                description="cooperative_groups::reduce for HIP, in place",
+            )
+        compat = view.compat_include_edit(self.ctx)
+        if compat is None and not view.includes_header(self.ctx.compat_header):
+            return None  # a file the header may not go into
+        block = f"#if !({HIP_CONDITION})\n{directive}\n#endif"
+        return self.fix(
+            compat,
+            Edit(inc.start, inc.end, block, directive),
+            description=f"<{inc.name}> for nvcc only; {self.ctx.compat_header} covers HIP",
+        )
 
     def _tile(self, node, name: str) -> None:
         view = self.view
