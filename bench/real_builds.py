@@ -17,9 +17,14 @@ builtin that newer HIP has), missing rule (a CUDA name or header left unmapped) 
 (anything else). Headers HIP 5.2 lacks come from bench/hip52_stubs/ (said so in the output).
 
     python bench/real_builds.py --real /work/real --hipify-perl /tmp/hipify-perl \\
-        --hipcub /work/real/hipCUB/hipcub/include --cublas /work/real/cublas-headers
+        --hipcub /work/real/hipCUB/hipcub/include --cublas /work/real/cublas-headers \\
+        --hipblas /work/real/hipBLAS-5.2.3/library/include
 
-The folders can also come from CUDA2ROCM_REAL, HIPIFY_PERL, HIPCUB_INCLUDE, CUBLAS_INCLUDE.
+The folders can also come from CUDA2ROCM_REAL, HIPIFY_PERL, HIPCUB_INCLUDE, CUBLAS_INCLUDE,
+HIPBLAS_INCLUDE. hipBLAS (not packaged for this HIP) is read from the ROCm/hipBLAS repository at
+tag rocm-5.2.3 and laid out as that release installs it (`include/hipblas/hipblas.h`, beside the
+two headers its CMake generates, from the stub folder); its folder is also on the path, so the
+top-level `<hipblas.h>` hipify-perl writes is found too.
 """
 
 from __future__ import annotations
@@ -82,6 +87,9 @@ CASES = [
             "2_Concepts_and_Techniques/shfl_scan/shfl_scan.cu",
             "2_Concepts_and_Techniques/inlinePTX/inlinePTX.cu",
             "2_Concepts_and_Techniques/histogram/histogram64.cu",
+            # cg::reduce over 32-thread tiles (grid sync; a templated reducer)
+            "2_Concepts_and_Techniques/reductionMultiBlockCG/reductionMultiBlockCG.cu",
+            "2_Concepts_and_Techniques/reduction/reduction_kernel.cu",
         )
     ),
     *(
@@ -120,10 +128,10 @@ def nvcc(tree: Path, case: Case, cublas: str | None) -> subprocess.CompletedProc
     return _run(cmd)
 
 
-def hipcc(path: Path, tree: Path, case: Case, arch: str, hipcub: str | None):
+def hipcc(path: Path, tree: Path, case: Case, arch: str, libraries: list[str]):
     cmd = ["hipcc", f"--offload-arch={arch}", "-O0", "-std=c++17", "-x", "hip", *case.flags]
     cmd += [f"-I{tree / i}" for i in case.includes]
-    cmd += [f"-I{path.parent}", f"-I{STUBS}"] + ([f"-I{hipcub}"] if hipcub else [])
+    cmd += [f"-I{path.parent}", f"-I{STUBS}"] + [f"-I{folder}" for folder in libraries]
     cmd += ["-c", str(path), "-o", os.devnull]
     return _run(cmd, dict(os.environ, HIP_PLATFORM="amd"))
 
@@ -240,6 +248,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--hipify-perl", default=os.environ.get("HIPIFY_PERL"))
     parser.add_argument("--hipcub", default=os.environ.get("HIPCUB_INCLUDE"))
     parser.add_argument("--cublas", default=os.environ.get("CUBLAS_INCLUDE"))
+    parser.add_argument("--hipblas", default=os.environ.get("HIPBLAS_INCLUDE"))
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument(
         "--only",
@@ -307,7 +316,20 @@ def _stub_names() -> list[str]:
     return sorted(str(p.relative_to(STUBS)) for p in STUBS.rglob("*.h*") if p.name != "README.md")
 
 
+def hipblas_layout(source: str, work: Path) -> list[str]:
+    """hipBLAS's headers (its repository's library/include) as ROCm 5.2 installs them."""
+    folder = work / "hipblas-include" / "hipblas"
+    folder.mkdir(parents=True)
+    shutil.copy(Path(source) / "hipblas.h", folder)
+    for stub in (STUBS / "hipblas").glob("*.h"):
+        shutil.copy(stub, folder)
+    return [str(folder.parent), str(folder)]
+
+
 def _run_all(cases: list[Case], real: Path, work: Path, args) -> list[Result]:
+    libraries = [args.hipcub] if args.hipcub else []
+    if args.hipblas:
+        libraries += hipblas_layout(args.hipblas, work)
     variants = ["portable", "hip"] + (["hipify-perl"] if args.hipify_perl else []) + ["torch"]
     if args.nvcc_only:
         variants = ["portable"]
@@ -347,7 +369,7 @@ def _run_all(cases: list[Case], real: Path, work: Path, args) -> list[Result]:
                     (
                         case,
                         f"{label} {arch}",
-                        lambda p=path, t=tree, c=case, a=arch: hipcc(p, t, c, a, args.hipcub),
+                        lambda p=path, t=tree, c=case, a=arch: hipcc(p, t, c, a, libraries),
                     )
                 )
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:

@@ -269,6 +269,11 @@ def test_cg_reduce_polyfill_is_not_in_headers_of_projects_without_it(tmp_path, c
     assert "CUDA2ROCM_CG_REDUCE" not in (tmp_path / HEADER).read_text()
 
 
+def test_meta_group_rank_of_a_block_tile_is_computed_from_the_block(fixed):
+    text = (fixed("portable") / "warp_sum.cu").read_text()
+    assert "(block.thread_rank() / tile.size())" in text and "meta_group_rank" not in text
+
+
 @needs_hipcc
 @pytest.mark.parametrize("target", ["portable", "hip"])
 def test_hipcc_builds_cg_reduce_after_the_fix(fixed, target):

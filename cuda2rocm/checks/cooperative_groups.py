@@ -63,6 +63,16 @@ MISSING_FUNCTIONS = {
 }
 MISSING_HEADERS = ("cooperative_groups/",)
 POLYFILL_OF_REDUCE = "cooperative_groups/reduce.h"
+#: meta_group_* of a tile of the thread block, from members HIP 5.2 has.
+META_GROUP = {
+    "meta_group_rank": "({block}.thread_rank() / {tile}.size())",
+    "meta_group_size": "(({block}.size() + {tile}.size() - 1) / {tile}.size())",
+}
+#: `tile = cg::tiled_partition<32>(parent)`: the tile's name, then the parent expression.
+_TILE_OF = re.compile(
+    r"\b(\w+)\s*=\s*(?:\w+\s*::\s*)*tiled_partition\s*<\s*\d+\s*>\s*\(\s*"
+    r"((?:\w+\s*::\s*)*\w+\s*(?:\(\s*\))?)\s*\)"
+)
 #: Declarations whose text says the declared names are cooperative groups.
 _GROUP_TYPES = (
     "thread_block",
@@ -128,6 +138,7 @@ class Rule(CppRule):
                         node,
                         f"`{receiver}.{name}()` is not provided by HIP 5.2's cooperative groups "
                         f"(hipcc: \"no member named '{name}'\"); use {MISSING_MEMBERS[name]}",
+                        self._meta_group_fix(node, name, receiver),
                     )
 
     def _provided(self) -> set[str]:
@@ -165,6 +176,22 @@ class Rule(CppRule):
             description=f"<{inc.name}> for nvcc only; {self.ctx.compat_header} covers HIP",
         )
 
+    def _meta_group_fix(self, node, name: str, tile: str):
+        """`tile.meta_group_rank()` / `meta_group_size()` of a tile partitioned from the thread
+        block: the same number from members both HIP 5.2 and CUDA have (CUDA: the tile's rank
+        among the tiles of its parent; a thread block's rank is linear)."""
+        if name not in META_GROUP:
+            return None
+        view = self.view
+        call = node.parent.parent  # field_expression -> call_expression
+        before = view.source.text[: call.start_byte]
+        parents = [m[2] for m in _TILE_OF.finditer(before) if m[1] == tile]
+        if not parents or not _is_thread_block(parents[-1], before):
+            return None
+        parent = parents[-1].strip()
+        new = META_GROUP[name].format(block=parent, tile=tile)
+        return self.fix(self.replace(call, new), description=f"compute {name} from the block")
+
     def _tile(self, node, name: str) -> None:
         view = self.view
         args = node.parent.child_by_field_name("arguments")
@@ -189,6 +216,35 @@ class Rule(CppRule):
                 'Currently not supported"; use the thread block or tiles of at most 32',
                 severity=Severity.WARNING if wave32 else None,
             )
+
+
+def _is_thread_block(parent: str, before: str) -> bool:
+    """Whether `parent` (a tile's parent expression) is the thread block: `this_thread_block()`
+    itself, or a variable last declared as a `thread_block` before the use."""
+    parent = parent.strip()
+    if re.fullmatch(r"(?:\w+\s*::\s*)*this_thread_block\s*\(\s*\)", parent):
+        return True
+    if not re.fullmatch(r"\w+", parent):
+        return False
+    declared = re.findall(
+        rf"((?:\w+\s*::\s*)*\w+)\s*(?:const\s*)?&?\s*\b{parent}\b\s*[=;,)]", before
+    )
+    return (
+        bool(declared)
+        and re.sub(r"\s", "", declared[-1]).split("::")[-1]
+        in (
+            "thread_block",
+            "auto",
+        )
+        and _auto_is_block(parent, before, declared[-1])
+    )
+
+
+def _auto_is_block(parent: str, before: str, kind: str) -> bool:
+    if kind.strip() != "auto":
+        return True
+    init = re.findall(rf"\b{parent}\s*=\s*([^;]*);", before)
+    return bool(init) and "this_thread_block" in init[-1]
 
 
 def _called(node) -> bool:
