@@ -68,6 +68,10 @@ class Case:
     #: Include folders, relative to the root.
     includes: tuple[str, ...] = ()
     flags: tuple[str, ...] = ()
+    #: What the project's own ROCm build adds for hipcc (a project that already has a HIP path
+    #: selects it with a macro; without it hipcc compiles the CUDA branch the project keeps
+    #: for nvcc).
+    hip_flags: tuple[str, ...] = ()
 
 
 _SAMPLES = ("Common",)
@@ -102,6 +106,8 @@ CASES = [
             f"src/ggml-cuda/{name}.cu",
             ("src/ggml-cuda", "src", "include"),
             ("include", "src", "src/ggml-cuda"),
+            # ggml/src/ggml-hip/CMakeLists.txt: add_compile_definitions(GGML_USE_HIP)
+            hip_flags=("-DGGML_USE_HIP",),
         )
         for name in ("arange", "scale")
     ),
@@ -130,6 +136,7 @@ def nvcc(tree: Path, case: Case, cublas: str | None) -> subprocess.CompletedProc
 
 def hipcc(path: Path, tree: Path, case: Case, arch: str, libraries: list[str]):
     cmd = ["hipcc", f"--offload-arch={arch}", "-O0", "-std=c++17", "-x", "hip", *case.flags]
+    cmd += case.hip_flags
     cmd += [f"-I{tree / i}" for i in case.includes]
     cmd += [f"-I{path.parent}", f"-I{STUBS}"] + [f"-I{folder}" for folder in libraries]
     cmd += ["-c", str(path), "-o", os.devnull]
@@ -203,6 +210,9 @@ _HIP52 = re.compile(
     r"|'(hipblas|hipblaslt|hipsolver|hipfft)/[\w.]+' file not found"
     # thread_block_tile::meta_group_rank: in later HIP's amd_hip_cooperative_groups.h
     r"|meta_group_rank"
+    # half-precision builtins HIP 5.2's hip_fp16.h / amd_warp_functions.h lack (__hmax; no
+    # __half2 overload of the shuffles), which newer HIP has (ggml's own HIP path uses them)
+    r"|undeclared identifier '__hmax'|no matching function for call to '__shfl"
 )
 _MISSING = re.compile(
     r"undeclared identifier '(cu|CU|nv|__nv|curand|cublas|cusparse)\w*'|unknown type name "
