@@ -285,3 +285,32 @@ def test_hipcc_builds_cg_reduce_after_the_fix(fixed, target):
 def test_nvcc_builds_cg_reduce_after_the_portable_fix(fixed):
     result = nvcc(fixed("portable") / "warp_sum.cu")
     assert result.returncode == 0, result.stderr
+
+
+# -- HIP 5.2's cooperative-groups header needs the runtime first ------------------------------
+TILE_SYNC = """#include <cooperative_groups.h>
+namespace cg = cooperative_groups;
+__global__ void step(float* x) {
+  cg::thread_block block = cg::this_thread_block();
+  x[block.thread_rank()] *= 2.0f;
+  block.sync();
+}
+"""
+
+
+def test_cooperative_groups_alone_gets_the_runtime_for_hip(tmp_path, cli):
+    (tmp_path / "hip").mkdir()
+    (tmp_path / "hip" / "step.cu").write_text(TILE_SYNC)
+    assert (
+        cli("fix", "--unsafe", "--exit-zero", "--target", "hip", str(tmp_path / "hip")).returncode
+        == 0
+    )
+    assert (tmp_path / "hip" / "step.cu").read_text().startswith("#include <hip/hip_runtime.h>\n")
+
+
+@needs_hipcc
+def test_hipcc_builds_cooperative_groups_alone_after_the_portable_fix(tmp_path, cli):
+    (tmp_path / "step.cu").write_text(TILE_SYNC)
+    assert cli("fix", "--unsafe", "--exit-zero", str(tmp_path)).returncode == 0
+    result = hipcc(tmp_path / "step.cu")
+    assert result.returncode == 0, result.stderr
