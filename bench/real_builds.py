@@ -12,7 +12,8 @@ committed), on copies of the project folders it needs:
   then hipcc for both.
 
 It prints pass counts per column and the first error of each failure, classed as: needs a human
-(inline PTX, WMMA: what our lint reports as blockers with no fix), HIP 5.2 limit (a header or
+(inline PTX, WMMA, 32-bit lane masks: what our lint reports as errors with no fix;
+`block_tile_memory`), HIP 5.2 limit (a header or
 builtin that newer HIP has), missing rule (a CUDA name or header left unmapped) or tool bug
 (anything else). Headers HIP 5.2 lacks come from bench/hip52_stubs/ (said so in the output).
 
@@ -221,8 +222,13 @@ _MISSING = re.compile(
 )
 
 
+#: Constructs with no HIP form at all, whatever the version: a port redesigns the code (CUDA's
+#: scratch for tiles larger than a warp; HIP tiles never exceed a wavefront).
+_HUMAN = re.compile(r"block_tile_memory")
+
+
 def classify(error: str, blockers: set[str]) -> str:
-    if blockers:
+    if blockers or _HUMAN.search(error):
         return "needs a human"
     if _HIP52.search(error):
         return "HIP 5.2 limit"
@@ -235,12 +241,13 @@ _WHERE = re.compile(r"^(/[^:\s]+):\d+:\d+: (?:fatal )?error")
 
 
 def human_blockers(path: Path, errors: list[str], extra: list[str] = ()) -> set[str]:
-    """Errors our lint still reports with no fix (inline PTX, WMMA) in the translation unit or
-    in the files hipcc's first errors point at: constructs a person must port."""
+    """Errors our lint still reports with no fix (inline PTX, WMMA, 32-bit lane masks kept
+    where a 64-bit one changes the result) in the translation unit or in the files hipcc's
+    first errors point at: constructs a person must port."""
     paths = {str(path)} | {m[1] for e in errors if (m := _WHERE.match(e)) and Path(m[1]).is_file()}
     paths |= {p for p in extra if Path(p).is_file()}
     cmd = [sys.executable, "-m", "cuda2rocm", "lint", "--format", "json", "--exit-zero"]
-    cmd += ["--select", "inline-ptx,wmma-cutlass", *sorted(paths)]
+    cmd += ["--select", "inline-ptx,wmma-cutlass,warp-mask-32bit", *sorted(paths)]
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     done = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
     try:

@@ -122,6 +122,15 @@ class Rule(CppRule):
                 self._tile(node, name)
             elif name == "reduce" and POLYFILL_OF_REDUCE in provided:
                 continue
+            elif name == "block_tile_memory" and _in_cg_scope(view, node):
+                self.report(
+                    node.parent,
+                    "`cooperative_groups::block_tile_memory` (CUDA's scratch for tiles larger "
+                    'than 32 threads) does not exist in HIP 5.2 (hipcc: "no template named '
+                    "'block_tile_memory' in namespace 'cooperative_groups'\"), and HIP tiles "
+                    "cannot be larger than a wavefront: reduce over the thread block (shared "
+                    "memory, hipCUB's BlockReduce) instead",
+                )
             elif name in MISSING_FUNCTIONS and _in_cg_namespace(view, node):
                 self.report(
                     node.parent,
@@ -261,6 +270,17 @@ def _in_cg_namespace(view, node) -> bool:
         return False
     scope = parent.child_by_field_name("scope")
     return scope is not None and view.text(scope) in NAMESPACES and _called(node)
+
+
+def _in_cg_scope(view, node) -> bool:
+    """`cg::name` / `cooperative_groups::name`, called or not (a type)."""
+    parent = node.parent
+    while parent is not None and parent.type != "qualified_identifier":
+        parent = parent.parent if parent.type in ("template_type",) else None
+    if parent is None:
+        return False
+    scope = parent.child_by_field_name("scope")
+    return scope is not None and view.text(scope) in NAMESPACES
 
 
 def _receiver(view, node) -> str | None:
