@@ -255,7 +255,11 @@ def human_blockers(path: Path, errors: list[str], extra: list[str] = ()) -> set[
     except json.JSONDecodeError:
         return set()
     items = found.get("diagnostics", found) if isinstance(found, dict) else found
-    return {d["rule"] for d in items if isinstance(d, dict) and d.get("severity") == "error"}
+    return {
+        d["rule"]
+        for d in items
+        if isinstance(d, dict) and d.get("severity") == "error" and not d.get("fix")
+    }
 
 
 # -- the run ------------------------------------------------------------------------------------
