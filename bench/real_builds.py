@@ -214,6 +214,8 @@ _HIP52 = re.compile(
     # half-precision builtins HIP 5.2's hip_fp16.h / amd_warp_functions.h lack (__hmax; no
     # __half2 overload of the shuffles), which newer HIP has (ggml's own HIP path uses them)
     r"|undeclared identifier '__hmax'|no matching function for call to '__shfl"
+    # HIP 5.2's tile shuffles static_assert an integer or float type (vector types fail)
+    r"|amd_hip_cooperative_groups\.h:\d+:\d+: error: static assertion failed"
 )
 _MISSING = re.compile(
     r"undeclared identifier '(cu|CU|nv|__nv|curand|cublas|cusparse)\w*'|unknown type name "
