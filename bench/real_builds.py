@@ -12,14 +12,20 @@ committed), on copies of the project folders it needs:
   then hipcc for both.
 
 It prints pass counts per column and the first error of each failure, classed as: needs a human
-(inline PTX, WMMA: what our lint reports as blockers with no fix), HIP 5.2 limit (a header or
+(inline PTX, WMMA, 32-bit lane masks: what our lint reports as errors with no fix;
+`block_tile_memory`), HIP 5.2 limit (a header or
 builtin that newer HIP has), missing rule (a CUDA name or header left unmapped) or tool bug
 (anything else). Headers HIP 5.2 lacks come from bench/hip52_stubs/ (said so in the output).
 
     python bench/real_builds.py --real /work/real --hipify-perl /tmp/hipify-perl \\
-        --hipcub /work/real/hipCUB/hipcub/include --cublas /work/real/cublas-headers
+        --hipcub /work/real/hipCUB/hipcub/include --cublas /work/real/cublas-headers \\
+        --hipblas /work/real/hipBLAS-5.2.3/library/include
 
-The folders can also come from CUDA2ROCM_REAL, HIPIFY_PERL, HIPCUB_INCLUDE, CUBLAS_INCLUDE.
+The folders can also come from CUDA2ROCM_REAL, HIPIFY_PERL, HIPCUB_INCLUDE, CUBLAS_INCLUDE,
+HIPBLAS_INCLUDE. hipBLAS (not packaged for this HIP) is read from the ROCm/hipBLAS repository at
+tag rocm-5.2.3 and laid out as that release installs it (`include/hipblas/hipblas.h`, beside the
+two headers its CMake generates, from the stub folder); its folder is also on the path, so the
+top-level `<hipblas.h>` hipify-perl writes is found too.
 """
 
 from __future__ import annotations
@@ -63,6 +69,10 @@ class Case:
     #: Include folders, relative to the root.
     includes: tuple[str, ...] = ()
     flags: tuple[str, ...] = ()
+    #: What the project's own ROCm build adds for hipcc (a project that already has a HIP path
+    #: selects it with a macro; without it hipcc compiles the CUDA branch the project keeps
+    #: for nvcc).
+    hip_flags: tuple[str, ...] = ()
 
 
 _SAMPLES = ("Common",)
@@ -82,6 +92,9 @@ CASES = [
             "2_Concepts_and_Techniques/shfl_scan/shfl_scan.cu",
             "2_Concepts_and_Techniques/inlinePTX/inlinePTX.cu",
             "2_Concepts_and_Techniques/histogram/histogram64.cu",
+            # cg::reduce over 32-thread tiles (grid sync; a templated reducer)
+            "2_Concepts_and_Techniques/reductionMultiBlockCG/reductionMultiBlockCG.cu",
+            "2_Concepts_and_Techniques/reduction/reduction_kernel.cu",
         )
     ),
     *(
@@ -94,6 +107,8 @@ CASES = [
             f"src/ggml-cuda/{name}.cu",
             ("src/ggml-cuda", "src", "include"),
             ("include", "src", "src/ggml-cuda"),
+            # ggml/src/ggml-hip/CMakeLists.txt: add_compile_definitions(GGML_USE_HIP)
+            hip_flags=("-DGGML_USE_HIP",),
         )
         for name in ("arange", "scale")
     ),
@@ -120,10 +135,11 @@ def nvcc(tree: Path, case: Case, cublas: str | None) -> subprocess.CompletedProc
     return _run(cmd)
 
 
-def hipcc(path: Path, tree: Path, case: Case, arch: str, hipcub: str | None):
+def hipcc(path: Path, tree: Path, case: Case, arch: str, libraries: list[str]):
     cmd = ["hipcc", f"--offload-arch={arch}", "-O0", "-std=c++17", "-x", "hip", *case.flags]
+    cmd += case.hip_flags
     cmd += [f"-I{tree / i}" for i in case.includes]
-    cmd += [f"-I{path.parent}", f"-I{STUBS}"] + ([f"-I{hipcub}"] if hipcub else [])
+    cmd += [f"-I{path.parent}", f"-I{STUBS}"] + [f"-I{folder}" for folder in libraries]
     cmd += ["-c", str(path), "-o", os.devnull]
     return _run(cmd, dict(os.environ, HIP_PLATFORM="amd"))
 
@@ -195,6 +211,11 @@ _HIP52 = re.compile(
     r"|'(hipblas|hipblaslt|hipsolver|hipfft)/[\w.]+' file not found"
     # thread_block_tile::meta_group_rank: in later HIP's amd_hip_cooperative_groups.h
     r"|meta_group_rank"
+    # half-precision builtins HIP 5.2's hip_fp16.h / amd_warp_functions.h lack (__hmax; no
+    # __half2 overload of the shuffles), which newer HIP has (ggml's own HIP path uses them)
+    r"|undeclared identifier '__hmax'|no matching function for call to '__shfl"
+    # HIP 5.2's tile shuffles static_assert an integer or float type (vector types fail)
+    r"|amd_hip_cooperative_groups\.h:\d+:\d+: error: static assertion failed"
 )
 _MISSING = re.compile(
     r"undeclared identifier '(cu|CU|nv|__nv|curand|cublas|cusparse)\w*'|unknown type name "
@@ -203,8 +224,13 @@ _MISSING = re.compile(
 )
 
 
+#: Constructs with no HIP form at all, whatever the version: a port redesigns the code (CUDA's
+#: scratch for tiles larger than a warp; HIP tiles never exceed a wavefront).
+_HUMAN = re.compile(r"block_tile_memory")
+
+
 def classify(error: str, blockers: set[str]) -> str:
-    if blockers:
+    if blockers or _HUMAN.search(error):
         return "needs a human"
     if _HIP52.search(error):
         return "HIP 5.2 limit"
@@ -217,12 +243,13 @@ _WHERE = re.compile(r"^(/[^:\s]+):\d+:\d+: (?:fatal )?error")
 
 
 def human_blockers(path: Path, errors: list[str], extra: list[str] = ()) -> set[str]:
-    """Errors our lint still reports with no fix (inline PTX, WMMA) in the translation unit or
-    in the files hipcc's first errors point at: constructs a person must port."""
+    """Errors our lint still reports with no fix (inline PTX, WMMA, 32-bit lane masks kept
+    where a 64-bit one changes the result) in the translation unit or in the files hipcc's
+    first errors point at: constructs a person must port."""
     paths = {str(path)} | {m[1] for e in errors if (m := _WHERE.match(e)) and Path(m[1]).is_file()}
     paths |= {p for p in extra if Path(p).is_file()}
     cmd = [sys.executable, "-m", "cuda2rocm", "lint", "--format", "json", "--exit-zero"]
-    cmd += ["--select", "inline-ptx,wmma-cutlass", *sorted(paths)]
+    cmd += ["--select", "inline-ptx,wmma-cutlass,warp-mask-32bit", *sorted(paths)]
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     done = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
     try:
@@ -230,7 +257,11 @@ def human_blockers(path: Path, errors: list[str], extra: list[str] = ()) -> set[
     except json.JSONDecodeError:
         return set()
     items = found.get("diagnostics", found) if isinstance(found, dict) else found
-    return {d["rule"] for d in items if isinstance(d, dict) and d.get("severity") == "error"}
+    return {
+        d["rule"]
+        for d in items
+        if isinstance(d, dict) and d.get("severity") == "error" and not d.get("fix")
+    }
 
 
 # -- the run ------------------------------------------------------------------------------------
@@ -240,6 +271,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--hipify-perl", default=os.environ.get("HIPIFY_PERL"))
     parser.add_argument("--hipcub", default=os.environ.get("HIPCUB_INCLUDE"))
     parser.add_argument("--cublas", default=os.environ.get("CUBLAS_INCLUDE"))
+    parser.add_argument("--hipblas", default=os.environ.get("HIPBLAS_INCLUDE"))
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument(
         "--only",
@@ -307,7 +339,20 @@ def _stub_names() -> list[str]:
     return sorted(str(p.relative_to(STUBS)) for p in STUBS.rglob("*.h*") if p.name != "README.md")
 
 
+def hipblas_layout(source: str, work: Path) -> list[str]:
+    """hipBLAS's headers (its repository's library/include) as ROCm 5.2 installs them."""
+    folder = work / "hipblas-include" / "hipblas"
+    folder.mkdir(parents=True)
+    shutil.copy(Path(source) / "hipblas.h", folder)
+    for stub in (STUBS / "hipblas").glob("*.h"):
+        shutil.copy(stub, folder)
+    return [str(folder.parent), str(folder)]
+
+
 def _run_all(cases: list[Case], real: Path, work: Path, args) -> list[Result]:
+    libraries = [args.hipcub] if args.hipcub else []
+    if args.hipblas:
+        libraries += hipblas_layout(args.hipblas, work)
     variants = ["portable", "hip"] + (["hipify-perl"] if args.hipify_perl else []) + ["torch"]
     if args.nvcc_only:
         variants = ["portable"]
@@ -347,7 +392,7 @@ def _run_all(cases: list[Case], real: Path, work: Path, args) -> list[Result]:
                     (
                         case,
                         f"{label} {arch}",
-                        lambda p=path, t=tree, c=case, a=arch: hipcc(p, t, c, a, args.hipcub),
+                        lambda p=path, t=tree, c=case, a=arch: hipcc(p, t, c, a, libraries),
                     )
                 )
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:

@@ -1,8 +1,9 @@
 """What broke real projects' builds after `fix` (issue 15), each on a fixture project of ours.
 
 tests/fixtures/cuda_project/ has headers in two folders, a bf16 include under `#ifdef`, CUB,
-cuBLASLt, a header relying on nvcc's implicit runtime include and a kernel passed to
-cudaFuncSetAttribute through a pointer. Compiles skip when the compiler is missing.
+cuBLASLt, a header relying on nvcc's implicit runtime include, a kernel passed to
+cudaFuncSetAttribute through a pointer, helpers behind the runtime's include guard and
+`cg::reduce`. Compiles skip when the compiler is missing.
 """
 
 from __future__ import annotations
@@ -238,4 +239,78 @@ def test_runtime_include_guards_are_defined_for_hip(fixed):
 @needs_hipcc
 def test_hipcc_sees_helpers_guarded_by_the_runtime_include_guard(fixed):
     result = hipcc(fixed("portable") / "count.cu")
+    assert result.returncode == 0, result.stderr
+
+
+@needs_hipcc
+def test_hip_target_tests_the_hip_headers_include_guard(fixed):
+    src = fixed("hip")
+    assert "#ifdef HIP_INCLUDE_HIP_HIP_RUNTIME_H" in (src / "util" / "checks.h").read_text()
+    result = hipcc(src / "count.cu")
+    assert result.returncode == 0, result.stderr
+
+
+# -- cooperative_groups::reduce (no HIP counterpart before ROCm 7.13) ------------------------
+def test_cg_reduce_header_stays_for_nvcc_and_the_compat_header_covers_hip(fixed, cli):
+    src = fixed("portable")
+    text = (src / "warp_sum.cu").read_text()
+    nvcc_only = "#if !(defined(__HIP__) || defined(__HIP_PLATFORM_AMD__))\n"
+    assert nvcc_only + "#include <cooperative_groups/reduce.h>\n#endif" in text
+    header = (src / HEADER).read_text()
+    assert "cooperative_groups/reduce.h" in header.split("\n", 3)[2]  # the names line
+    assert "reduce(const thread_block_tile<Size, Parent>&" in header
+    found = cli("lint", "--no-cache", "--select", "cooperative-groups", str(src / "warp_sum.cu"))
+    assert "does not exist in HIP 5.2" not in found.stdout  # fixed: not reported again
+
+
+def test_cg_reduce_polyfill_is_not_in_headers_of_projects_without_it(tmp_path, cli):
+    (tmp_path / "k.cu").write_text("#include <cuda_runtime.h>\nvoid f() { cudaFree(0); }\n")
+    assert cli("fix", "--unsafe", "--exit-zero", str(tmp_path)).returncode == 0
+    assert "CUDA2ROCM_CG_REDUCE" not in (tmp_path / HEADER).read_text()
+
+
+def test_meta_group_rank_of_a_block_tile_is_computed_from_the_block(fixed):
+    text = (fixed("portable") / "warp_sum.cu").read_text()
+    assert "(block.thread_rank() / tile.size())" in text and "meta_group_rank" not in text
+
+
+@needs_hipcc
+@pytest.mark.parametrize("target", ["portable", "hip"])
+def test_hipcc_builds_cg_reduce_after_the_fix(fixed, target):
+    result = hipcc(fixed(target) / "warp_sum.cu")
+    assert result.returncode == 0, result.stderr
+
+
+@needs_nvcc
+def test_nvcc_builds_cg_reduce_after_the_portable_fix(fixed):
+    result = nvcc(fixed("portable") / "warp_sum.cu")
+    assert result.returncode == 0, result.stderr
+
+
+# -- HIP 5.2's cooperative-groups header needs the runtime first ------------------------------
+TILE_SYNC = """#include <cooperative_groups.h>
+namespace cg = cooperative_groups;
+__global__ void step(float* x) {
+  cg::thread_block block = cg::this_thread_block();
+  x[block.thread_rank()] *= 2.0f;
+  block.sync();
+}
+"""
+
+
+def test_cooperative_groups_alone_gets_the_runtime_for_hip(tmp_path, cli):
+    (tmp_path / "hip").mkdir()
+    (tmp_path / "hip" / "step.cu").write_text(TILE_SYNC)
+    assert (
+        cli("fix", "--unsafe", "--exit-zero", "--target", "hip", str(tmp_path / "hip")).returncode
+        == 0
+    )
+    assert (tmp_path / "hip" / "step.cu").read_text().startswith("#include <hip/hip_runtime.h>\n")
+
+
+@needs_hipcc
+def test_hipcc_builds_cooperative_groups_alone_after_the_portable_fix(tmp_path, cli):
+    (tmp_path / "step.cu").write_text(TILE_SYNC)
+    assert cli("fix", "--unsafe", "--exit-zero", str(tmp_path)).returncode == 0
+    result = hipcc(tmp_path / "step.cu")
     assert result.returncode == 0, result.stderr

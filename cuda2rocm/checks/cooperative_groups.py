@@ -13,6 +13,11 @@ Cooperative groups are supported by HIP (`hip/hip_cooperative_groups.h`), but:
   warning.
 - a grid group's `sync()` needs a cooperative launch, and a 32-thread tile is half a 64-lane
   wavefront on CDNA (info, review).
+
+`cg::reduce` has a fix (portable target): `<cooperative_groups/reduce.h>` is kept for nvcc
+only and the compatibility header provides `reduce` and its operators for HIP before ROCm 7.13
+(compat_header.CG_REDUCE); the `hip` target writes that block in place of the include. A
+file fixed so (its include skipped by HIP passes, the HIP side covered) is not reported again.
 """
 
 from __future__ import annotations
@@ -20,8 +25,9 @@ from __future__ import annotations
 import re
 
 from cuda2rocm.checks.warp_size_32 import number
-from cuda2rocm.frontends.cpp import CppRule
-from cuda2rocm.model import Severity
+from cuda2rocm.compat_header import CG_REDUCE, HIP_CONDITION, POLYFILLS
+from cuda2rocm.frontends.cpp import CppRule, Include, hip_excluded
+from cuda2rocm.model import Edit, Severity
 
 GRID = frozenset({"this_grid", "this_multi_grid"})
 TILES = frozenset({"tiled_partition", "thread_block_tile"})
@@ -56,6 +62,17 @@ MISSING_FUNCTIONS = {
     "invoke_one": "`if (g.thread_rank() == 0)`",
 }
 MISSING_HEADERS = ("cooperative_groups/",)
+POLYFILL_OF_REDUCE = "cooperative_groups/reduce.h"
+#: meta_group_* of a tile of the thread block, from members HIP 5.2 has.
+META_GROUP = {
+    "meta_group_rank": "({block}.thread_rank() / {tile}.size())",
+    "meta_group_size": "(({block}.size() + {tile}.size() - 1) / {tile}.size())",
+}
+#: `tile = cg::tiled_partition<32>(parent)`: the tile's name, then the parent expression.
+_TILE_OF = re.compile(
+    r"\b(\w+)\s*=\s*(?:\w+\s*::\s*)*tiled_partition\s*<\s*\d+\s*>\s*\(\s*"
+    r"((?:\w+\s*::\s*)*\w+\s*(?:\(\s*\))?)\s*\)"
+)
 #: Declarations whose text says the declared names are cooperative groups.
 _GROUP_TYPES = (
     "thread_block",
@@ -74,12 +91,21 @@ _TEMPLATE_DECL = re.compile(
 class Rule(CppRule):
     def check(self) -> None:
         view = self.view
+        provided = self._provided()
         for inc in view.includes:
-            if inc.name.startswith(MISSING_HEADERS):
+            if inc.name.startswith(MISSING_HEADERS) and inc.name not in provided:
+                fixable = inc.name in POLYFILLS
                 self.report(
                     (inc.start, inc.end),
                     f"`<{inc.name}>` does not exist in HIP 5.2 (only "
-                    "hip/hip_cooperative_groups.h): use hipCUB's warp/block primitives",
+                    "hip/hip_cooperative_groups.h): "
+                    + (
+                        "the fix keeps it for nvcc and gives HIP a shuffle-based "
+                        "`cooperative_groups::reduce` (HIP has its own from ROCm 7.13)"
+                        if fixable
+                        else "use hipCUB's warp/block primitives"
+                    ),
+                    self._polyfill_fix(inc) if fixable else None,
                 )
         groups: set[str] | None = None
         for node in view.identifiers:
@@ -94,6 +120,17 @@ class Rule(CppRule):
                 )
             elif name in TILES and node.parent is not None:
                 self._tile(node, name)
+            elif name == "reduce" and POLYFILL_OF_REDUCE in provided:
+                continue
+            elif name == "block_tile_memory" and _in_cg_scope(view, node):
+                self.report(
+                    node.parent,
+                    "`cooperative_groups::block_tile_memory` (CUDA's scratch for tiles larger "
+                    'than 32 threads) does not exist in HIP 5.2 (hipcc: "no template named '
+                    "'block_tile_memory' in namespace 'cooperative_groups'\"), and HIP tiles "
+                    "cannot be larger than a wavefront: reduce over the thread block (shared "
+                    "memory, hipCUB's BlockReduce) instead",
+                )
             elif name in MISSING_FUNCTIONS and _in_cg_namespace(view, node):
                 self.report(
                     node.parent,
@@ -110,7 +147,59 @@ class Rule(CppRule):
                         node,
                         f"`{receiver}.{name}()` is not provided by HIP 5.2's cooperative groups "
                         f"(hipcc: \"no member named '{name}'\"); use {MISSING_MEMBERS[name]}",
+                        self._meta_group_fix(node, name, receiver),
                     )
+
+    def _provided(self) -> set[str]:
+        """Algorithm headers whose API this file already gets for HIP: its include is skipped by
+        every HIP pass and the file includes the compatibility header (portable fix), or the file
+        holds the polyfill itself (hip fix)."""
+        view = self.view
+        if "CUDA2ROCM_CG_REDUCE" in view.source.text:  # the hip fix's block
+            return {POLYFILL_OF_REDUCE}
+        if not view.includes_header(self.ctx.compat_header):
+            return set()
+        return {
+            inc.name
+            for inc in view.includes
+            if inc.name in POLYFILLS and hip_excluded(view, inc.node)
+        }
+
+    def _polyfill_fix(self, inc: Include):
+        view = self.view
+        if view.torch_built or view.hipified or hip_excluded(view, inc.node):
+            return None
+        directive = view.source.text[inc.start : inc.end]
+        if self.ctx.target == "hip":
+            return self.fix(
+                Edit(inc.start, inc.end, CG_REDUCE.rstrip("\n"), directive),
+                description="cooperative_groups::reduce for HIP, in place",
+            )
+        compat = view.compat_include_edit(self.ctx)
+        if compat is None and not view.includes_header(self.ctx.compat_header):
+            return None  # a file the header may not go into
+        block = f"#if !({HIP_CONDITION})\n{directive}\n#endif"
+        return self.fix(
+            compat,
+            Edit(inc.start, inc.end, block, directive),
+            description=f"<{inc.name}> for nvcc only; {self.ctx.compat_header} covers HIP",
+        )
+
+    def _meta_group_fix(self, node, name: str, tile: str):
+        """`tile.meta_group_rank()` / `meta_group_size()` of a tile partitioned from the thread
+        block: the same number from members both HIP 5.2 and CUDA have (CUDA: the tile's rank
+        among the tiles of its parent; a thread block's rank is linear)."""
+        if name not in META_GROUP:
+            return None
+        view = self.view
+        call = node.parent.parent  # field_expression -> call_expression
+        before = view.source.text[: call.start_byte]
+        parents = [m[2] for m in _TILE_OF.finditer(before) if m[1] == tile]
+        if not parents or not _is_thread_block(parents[-1], before):
+            return None
+        parent = parents[-1].strip()
+        new = META_GROUP[name].format(block=parent, tile=tile)
+        return self.fix(self.replace(call, new), description=f"compute {name} from the block")
 
     def _tile(self, node, name: str) -> None:
         view = self.view
@@ -138,6 +227,35 @@ class Rule(CppRule):
             )
 
 
+def _is_thread_block(parent: str, before: str) -> bool:
+    """Whether `parent` (a tile's parent expression) is the thread block: `this_thread_block()`
+    itself, or a variable last declared as a `thread_block` before the use."""
+    parent = parent.strip()
+    if re.fullmatch(r"(?:\w+\s*::\s*)*this_thread_block\s*\(\s*\)", parent):
+        return True
+    if not re.fullmatch(r"\w+", parent):
+        return False
+    declared = re.findall(
+        rf"((?:\w+\s*::\s*)*\w+)\s*(?:const\s*)?&?\s*\b{parent}\b\s*[=;,)]", before
+    )
+    return (
+        bool(declared)
+        and re.sub(r"\s", "", declared[-1]).split("::")[-1]
+        in (
+            "thread_block",
+            "auto",
+        )
+        and _auto_is_block(parent, before, declared[-1])
+    )
+
+
+def _auto_is_block(parent: str, before: str, kind: str) -> bool:
+    if kind.strip() != "auto":
+        return True
+    init = re.findall(rf"\b{parent}\s*=\s*([^;]*);", before)
+    return bool(init) and "this_thread_block" in init[-1]
+
+
 def _called(node) -> bool:
     current = node
     while current.parent is not None and current.parent.type == "qualified_identifier":
@@ -152,6 +270,17 @@ def _in_cg_namespace(view, node) -> bool:
         return False
     scope = parent.child_by_field_name("scope")
     return scope is not None and view.text(scope) in NAMESPACES and _called(node)
+
+
+def _in_cg_scope(view, node) -> bool:
+    """`cg::name` / `cooperative_groups::name`, called or not (a type)."""
+    parent = node.parent
+    while parent is not None and parent.type != "qualified_identifier":
+        parent = parent.parent if parent.type in ("template_type",) else None
+    if parent is None:
+        return False
+    scope = parent.child_by_field_name("scope")
+    return scope is not None and view.text(scope) in NAMESPACES
 
 
 def _receiver(view, node) -> str | None:

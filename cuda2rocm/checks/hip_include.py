@@ -69,6 +69,10 @@ KERNEL_LANGUAGE = frozenset(
 _KEYWORD_NODES = frozenset({"__forceinline__", "__noinline__"})
 #: HIP headers that declare the kernel language.
 _HIP_RUNTIME = frozenset({"hip/hip_runtime.h", "hip_runtime.h"})
+#: CUDA headers whose HIP counterpart needs hip_runtime.h included first: HIP 5.2's
+#: hip/hip_cooperative_groups.h uses hipBlockDim_x, hipThreadIdx_x, ... (defined by
+#: hip_runtime.h) without including it ("use of undeclared identifier 'hipBlockDim_z'").
+_NEEDS_RUNTIME = frozenset({"cooperative_groups.h"})
 
 
 class Rule(CppRule):
@@ -240,7 +244,8 @@ class Rule(CppRule):
             return
         first = next((n for n in view.identifiers if view.text(n) in KERNEL_LANGUAGE), None)
         keyword = _first_keyword(view.tree.root_node)
-        uses = [n for n in (first, keyword) if n is not None]
+        needs = next((i.node for i in view.includes if i.name in _NEEDS_RUNTIME), None)
+        uses = [n for n in (first, keyword, needs) if n is not None]
         if not uses:
             return
         where = min(uses, key=lambda n: n.start_byte)
@@ -251,11 +256,15 @@ class Rule(CppRule):
         else:
             edit = view.compat_include_edit(self.ctx)
         fix = self.fix(edit, description="include the runtime") if edit is not None else None
+        what = (
+            f"`{view.text(where).strip()}`: its HIP counterpart needs the runtime header first, "
+            if where is needs
+            else f"`{view.text(where)}` comes from the runtime header, "
+        )
         self.report(
             where,
-            f"`{view.text(where)}` comes from the runtime header, which nvcc includes in every "
-            f"CUDA file and hipcc does not: include <{RUNTIME['hip']}> (or the compatibility "
-            "header)",
+            f"{what}which nvcc includes in every CUDA file and hipcc does not: include "
+            f"<{RUNTIME['hip']}> (or the compatibility header)",
             fix,
             severity=Severity.WARNING,
             data={"cuda_name": view.text(where)},

@@ -16,6 +16,13 @@ often a deliberate "this compiler" test (nvcc-only pragmas), so it is reported f
 without a fix. Project macros such as `WITH_CUDA` are info: the build must define them for
 ROCm; not reported when the project's setup.py/CMake already defines it, or its HIP counterpart
 (`WITH_HIP`, `WITH_ROCM`), for ROCm builds (detectron2 passes `WITH_HIP`).
+
+Include guards of CUDA's runtime headers (`#ifdef __CUDA_RUNTIME_H__`, `__DRIVER_TYPES_H__`,
+`__CUDA_RUNTIME_API_H__`: "is the runtime in?", as NVIDIA's samples' helper_cuda.h asks) are
+never defined by HIP's headers, so the helpers they guard vanish under hipcc ("use of undeclared
+identifier 'checkCudaErrors'"). The `portable` fix includes the compatibility header, which
+defines them under HIP; the `hip` fix tests the guard of the HIP header that replaces it
+(HIP 5.2 hip_runtime.h, hip_runtime_api.h, driver_types.h: `HIP_INCLUDE_HIP_...`).
 """
 
 from __future__ import annotations
@@ -38,6 +45,13 @@ NVCC_VALUES = frozenset(
 #: Build-system macros projects define for "CUDA build"; HIP has no counterpart.
 PROJECT = frozenset({"WITH_CUDA", "BUILD_CUDA", "USE_CUDA", "GOOGLE_CUDA", "ENABLE_CUDA"})
 _WATCHED = frozenset({CUDACC, NVCC}) | PROJECT
+#: CUDA runtime include guards (compat_header.RUNTIME_GUARDS) and the guard of the HIP header
+#: that replaces each (as HIP 5.2's /usr/include/hip/*.h spell them).
+RUNTIME_GUARDS = {
+    "__CUDA_RUNTIME_H__": "HIP_INCLUDE_HIP_HIP_RUNTIME_H",
+    "__CUDA_RUNTIME_API_H__": "HIP_INCLUDE_HIP_HIP_RUNTIME_API_H",
+    "__DRIVER_TYPES_H__": "HIP_INCLUDE_HIP_DRIVER_TYPES_H",
+}
 
 
 class Rule(CppRule):
@@ -51,6 +65,9 @@ class Rule(CppRule):
                 for n in names
             ):
                 continue  # already handles HIP
+            guards = [n for n in idents if view.text(n) in RUNTIME_GUARDS]
+            if guards:
+                self._runtime_guards(guards)
             hits = [n for n in idents if view.text(n) in _WATCHED]
             if not hits:
                 continue
@@ -82,6 +99,30 @@ class Rule(CppRule):
                     f"defines it (or a HIP counterpart) too",
                     severity=Severity.INFO,
                 )
+
+    def _runtime_guards(self, uses) -> None:
+        view = self.view
+        if view.torch_built or view.hipified:
+            return
+        if self.ctx.target == "hip":
+            edits = [self.replace(n, RUNTIME_GUARDS[view.text(n)]) for n in uses]
+            fix = self.fix(*edits, description="test the HIP header's include guard")
+        elif view.includes_header(self.ctx.compat_header):
+            return  # the compatibility header defines the guards under HIP
+        else:
+            compat = view.compat_include_edit(self.ctx)
+            fix = None  # a file the header may not go into (compat_header.may_include)
+            if compat is not None:
+                fix = self.fix(compat, description=f"include {self.ctx.compat_header}")
+        name = view.text(uses[0])
+        self.report(
+            uses[0],
+            f"`{name}` is the include guard of a CUDA runtime header, which HIP's headers never "
+            f"define, so this branch is silently skipped by hipcc; HIP's counterpart is "
+            f"`{RUNTIME_GUARDS[name]}` (the compatibility header defines `{name}` under HIP)",
+            fix,
+            severity=Severity.WARNING,
+        )
 
     def _fix(self, branch, cond, uses):
         view = self.view
