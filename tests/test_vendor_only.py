@@ -73,15 +73,20 @@ def test_component_build_file_with_a_rocm_path_guards_only_its_nvidia_build(cli,
         "import os, subprocess\nfrom torch.utils.cpp_extension import CUDAExtension, CUDA_HOME\n"
         'SKIP_CUDA_BUILD = os.getenv("FA_TRITON_AMD") == "TRUE"  # ROCm: Triton\n'
         "if not SKIP_CUDA_BUILD:\n"
-        '    subprocess.run(["nvidia-smi"])\n'
+        "    smi()\n"
         '    cc_flag = ["-gencode", "arch=compute_90a,code=sm_90a"]\n'
         '    ext = CUDAExtension("fa._C", ["kernel.cu"], extra_compile_args={"nvcc": cc_flag})\n'
-        'print(subprocess.check_output(["nvidia-smi"]))\n',
+        'print(subprocess.check_output(["nvidia-smi"]))\n'
+        "def smi():\n"
+        '    subprocess.run(["nvidia-smi"])\n'
+        "def info():\n"
+        '    subprocess.run(["nvidia-smi"])\n'
+        "info()\n",
     )
     reported, _, found = _lint(cli, tmp_path)
     lines = {d["line"]: d.get("guarded", "") for d in found if d["rule"] == "nvml-smi"}
-    assert "compute_90a" in lines[5]  # the NVIDIA build statement
-    assert lines[8] == ""  # outside it: may run on ROCm
+    assert "compute_90a" in lines[10]  # a function only the NVIDIA build statement calls
+    assert lines[8] == "" and lines[12] == ""  # outside it: may run on ROCm
     assert ("fa3/setup.py", "cuda-only-component") in reported
 
 

@@ -154,7 +154,7 @@ def arch_components(
         )
         held = _held(folder)
         if held:
-            extent = (path.resolve(), *block) if block else None
+            extent = (path.resolve(), block) if block else None
             found.append(VendorComponent(folder, display, line, why, label, held, extent))
     # A component inside another is the same decision.
     return [
@@ -172,9 +172,9 @@ ROCM_MARK = re.compile(
 class VendorComponent(Component):
     """A component NVIDIA-only by design (signals 1 and 1b)."""
 
-    #: (build file, first, last line) of its NVIDIA build statement in a build file that
-    #: also holds a ROCm path (that file is not in `files`).
-    block: tuple[Path, int, int] | None = None
+    #: (build file, line ranges) of its NVIDIA build statement, and of the functions only it
+    #: uses, in a build file that also holds a ROCm path (that file is not in `files`).
+    block: tuple[Path, tuple[tuple[int, int], ...]] | None = None
     dsl: bool = False
 
     @property
@@ -203,20 +203,35 @@ def _held(folder: Path) -> frozenset[Path]:
     return frozenset(held)
 
 
-def _statement_lines(text: str, line: int) -> tuple[int, int] | None:
-    """(first, last) line of the module-level statement holding `line`, when it names no ROCm."""
+def _statement_lines(text: str, line: int) -> tuple[tuple[int, int], ...] | None:
+    """Line ranges of the module-level statement holding `line`, when it names no ROCm, and of
+    the module-level functions used only inside it (FA3's `check_if_cuda_home_none`)."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     lines = text.splitlines()
+    block = next(
+        (
+            (n.lineno, n.end_lineno or n.lineno)
+            for n in tree.body
+            if n.lineno <= line <= (n.end_lineno or n.lineno)
+        ),
+        None,
+    )
+    if block is None or ROCM_MARK.search("\n".join(lines[block[0] - 1 : block[1]])):
+        return None
+    uses: dict[str, list[int]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            uses.setdefault(node.id, []).append(node.lineno)
+    ranges = [block]
     for node in tree.body:
-        end = node.end_lineno or node.lineno
-        if node.lineno <= line <= end:
-            if ROCM_MARK.search("\n".join(lines[node.lineno - 1 : end])):
-                return None
-            return node.lineno, end
-    return None
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            seen = uses.get(node.name, [])
+            if seen and all(block[0] <= n <= block[1] for n in seen):
+                ranges.append((node.lineno, node.end_lineno or node.lineno))
+    return tuple(ranges)
 
 
 def block_reason(linter, path: str, line: int) -> str:
@@ -227,7 +242,7 @@ def block_reason(linter, path: str, line: int) -> str:
     resolved = Path(path).resolve()
     for c in membership.components:
         block = getattr(c, "block", None)
-        if block and block[0] == resolved and block[1] <= line <= block[2]:
+        if block and block[0] == resolved and any(a <= line <= b for a, b in block[1]):
             return c.reason
     return ""
 
