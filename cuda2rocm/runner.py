@@ -134,7 +134,7 @@ def _python_and_build_context(linter: Linter, items: list[Found], have: dict[int
     if items:
         root = Path(os.path.commonpath([str(i.path.resolve().parent) for i in items]))
     linter.build_membership = membership(files, root)
-    linter.build_membership.components += vendor_only.arch_components(files, root)
+    linter.build_membership.components += vendor_only.components(files, root)
     parts = [linter.python_index.digest, sorted(linter.build_membership.companions.items())]
     parts += sorted(
         f"{c.root}|{c.reason}|{sorted(c.files)}" for c in linter.build_membership.components

@@ -40,6 +40,13 @@ def _component(write, flags):
     write("fa3/setup.py", COMPONENT_SETUP.format(flags=flags))
     write("fa3/kernel.cu", KERNEL)
     write("fa3/iface.py", 'import torch\nMAJOR = torch.version.cuda.split(".")[0]\n')
+    write("fa3/tests/test_fa3.py", 'import subprocess\nsubprocess.run(["nvidia-smi"])\n')
+    # A module with a ROCm path (a Triton fallback under torch.version.hip) may run on ROCm.
+    write(
+        "fa3/rocm_iface.py",
+        "import torch\nif torch.version.hip is not None:\n    import fa3_triton as impl\n"
+        'MAJOR = torch.version.cuda.split(".")[0]\n',
+    )
 
 
 def test_component_built_only_for_an_arch_specific_target_is_one_finding(cli, write, tmp_path):
@@ -49,10 +56,38 @@ def test_component_built_only_for_an_arch_specific_target_is_one_finding(cli, wr
     assert "fa3/setup.py compiles only for CUDA" in why and "compute_90a" in why
     summary = [d for d in found if d["rule"] == "cuda-only-component" and not d.get("guarded")]
     assert [d["path"] for d in summary] == ["fa3/setup.py"]
-    assert "decision" in summary[0]["message"] and "1 findings in 1 files" in summary[0]["message"]
-    # Python of the component may run on ROCm; the root build is what the user ports.
-    assert ("fa3/iface.py", "torch-version-cuda") in reported
+    assert "decision" in summary[0]["message"] and "3 findings in 3 files" in summary[0]["message"]
+    # Its Python (interface, tests) exercises the NVIDIA-only extension: guarded with it.
+    assert "compute_90a" in guarded[("fa3/iface.py", "torch-version-cuda")]
+    assert "compute_90a" in guarded[("fa3/tests/test_fa3.py", "nvml-smi")]
+    # Unknown stays reported: a module that names a ROCm path; the root build the user ports.
+    assert ("fa3/rocm_iface.py", "torch-version-cuda") in reported
     assert ("csrc/ops.cu", "warp-mask-32bit") in reported
+
+
+def test_component_build_file_with_a_rocm_path_guards_only_its_nvidia_build(cli, write, tmp_path):
+    write("setup.py", ROOT_SETUP)
+    write("fa3/kernel.cu", KERNEL)
+    write(
+        "fa3/setup.py",
+        "import os, subprocess\nfrom torch.utils.cpp_extension import CUDAExtension, CUDA_HOME\n"
+        'SKIP_CUDA_BUILD = os.getenv("FA_TRITON_AMD") == "TRUE"  # ROCm: Triton\n'
+        "if not SKIP_CUDA_BUILD:\n"
+        "    smi()\n"
+        '    cc_flag = ["-gencode", "arch=compute_90a,code=sm_90a"]\n'
+        '    ext = CUDAExtension("fa._C", ["kernel.cu"], extra_compile_args={"nvcc": cc_flag})\n'
+        'print(subprocess.check_output(["nvidia-smi"]))\n'
+        "def smi():\n"
+        '    subprocess.run(["nvidia-smi"])\n'
+        "def info():\n"
+        '    subprocess.run(["nvidia-smi"])\n'
+        "info()\n",
+    )
+    reported, _, found = _lint(cli, tmp_path)
+    lines = {d["line"]: d.get("guarded", "") for d in found if d["rule"] == "nvml-smi"}
+    assert "compute_90a" in lines[10]  # a function only the NVIDIA build statement calls
+    assert lines[8] == "" and lines[12] == ""  # outside it: may run on ROCm
+    assert ("fa3/setup.py", "cuda-only-component") in reported
 
 
 @pytest.mark.parametrize(
@@ -174,3 +209,60 @@ def test_ci_file_of_the_cuda_variant(cli, write, tmp_path):
         "ROCm variant beside it" in guarded[(".github/workflows/cuda/env.sh", "docker-gpu-flags")]
     )
     assert reported == [(".github/workflows/env.sh", "docker-gpu-flags")]
+
+
+CUDA_MAJOR = 'import torch\nMAJOR = torch.version.cuda.split(".")[0]\n'
+SMI = 'import subprocess\nsubprocess.run(["nvidia-smi"])\n'
+
+
+def test_cute_dsl_package_and_its_tests_are_one_finding_each(cli, write, tmp_path):
+    write("setup.py", ROOT_SETUP)
+    write("mylib/dsl/__init__.py", "import cutlass\n")
+    write("mylib/dsl/fwd.py", "import cutlass.cute as cute\n" + CUDA_MAJOR)
+    write("mylib/dsl/helpers.py", CUDA_MAJOR)  # no DSL import, but part of the DSL package
+    write("tests/dsl/test_fwd.py", "from mylib.dsl import fwd\n" + SMI)
+    write("tests/dsl/test_bwd.py", "from mylib.dsl.fwd import MAJOR\n" + SMI)
+    write("tests/dsl/conftest.py", SMI)
+    # names a ROCm path: may run on ROCm, stays reported
+    write(
+        "tests/dsl/test_rocm.py",
+        "from mylib.dsl import fwd\nimport torch\n" + SMI + "HIP = torch.version.hip\n",
+    )
+    reported, guarded, found = _lint(cli, tmp_path)
+    for path, rule in [
+        ("mylib/dsl/fwd.py", "torch-version-cuda"),
+        ("mylib/dsl/helpers.py", "torch-version-cuda"),
+        ("tests/dsl/test_fwd.py", "nvml-smi"),
+        ("tests/dsl/conftest.py", "nvml-smi"),
+    ]:
+        assert "CuTe DSL" in guarded[(path, rule)], path
+    assert ("tests/dsl/test_rocm.py", "nvml-smi") in reported
+    summary = sorted((d["path"], d["line"]) for d in found if d["rule"] == "cuda-only-component")
+    assert summary == [("mylib/dsl/__init__.py", 1), ("tests/dsl/test_bwd.py", 1)]
+
+
+def test_cute_dsl_unknown_stays_reported(cli, write, tmp_path):
+    write("setup.py", ROOT_SETUP)
+    # optional import (try/except): the file runs without the DSL
+    write(
+        "tools/opt.py", "try:\n    import cutlass\nexcept ImportError:\n    cutlass = None\n" + SMI
+    )
+    # one DSL script among ordinary ones: the folder is not DSL code
+    write("bench/dsl_one.py", "import cutlass.cute\n")
+    write("bench/b.py", SMI)
+    write("bench/c.py", CUDA_MAJOR)
+    # a package named like the DSL's but not it
+    write("other/cutlass_like.py", "import cutlass_library\n" + SMI)
+    reported, guarded, _ = _lint(cli, tmp_path)
+    assert not guarded
+    assert {("tools/opt.py", "nvml-smi"), ("bench/b.py", "nvml-smi")} <= set(reported)
+    assert ("bench/c.py", "torch-version-cuda") in reported
+    assert ("other/cutlass_like.py", "nvml-smi") in reported
+    assert not any(rule == "cuda-only-component" for _, rule in reported)
+
+
+def test_the_project_root_is_never_a_dsl_component(cli, write, tmp_path):
+    write("__init__.py", "import cutlass\n")
+    write("fwd.py", "import cutlass.cute as cute\n" + SMI)
+    reported, guarded, _ = _lint(cli, tmp_path)
+    assert ("fwd.py", "nvml-smi") in reported and not guarded

@@ -14,14 +14,27 @@ reported (unknown is not "not on the ROCm path").
      `GPU_TARGETS`, `*HIP_ARCHITECTURES`), and the target is not in a branch a ROCm build skips
      (Python: `python_paths`; a CMake file that mentions ROCm/HIP at all is passed over): so no
      ROCm variant of that build exists; the ROCm pass, if run, would get the NVIDIA target.
-   Its C/C++/CUDA sources are guarded, with one `cuda-only-component` finding at the target
-   (warning: whether to port it is a decision the user has to take; a reimplementation, e.g.
-   flash-attention's FA3 `hopper/` against the composable_kernel or Triton backends ROCm
-   uses). Its Python files stay reported: they may run on ROCm (FA3's interface falls back to
-   Triton on ROCm). A plain CUDA target (`sm_80`, `compute_70`) is no such signal: that code is
+   Its whole folder (sources, tests, benchmarks, scripts) is guarded, with one
+   `cuda-only-component` finding at the target (warning: whether to port it is a decision the
+   user has to take; a reimplementation, e.g. flash-attention's FA3 `hopper/` against the
+   composable_kernel or Triton backends ROCm uses): its tests and benchmarks exercise the
+   NVIDIA-only extension. A non-C file of it that names ROCm / HIP / AMD (`ROCM_MARK`) may have
+   a ROCm path (FA3's `flash_attn_interface.py` falls back to Triton under `torch.version.hip`,
+   `test_flash_attn_triton_amd.py` tests that path): it stays reported, except, in the build
+   file, the module-level statement that passes the target when that statement names no ROCm
+   (FA3 `if not SKIP_CUDA_BUILD:`; its ROCm path is elsewhere in the file). A plain CUDA
+   target (`sm_80`, `compute_70`) is no such signal: that code is
    to be ported (flash-attention's `csrc/layer_norm`), and its findings say how. Nor are the
    sources' contents (wgmma / TMA PTX): those need a port, which inline-ptx reports. The run's
    root build is never a component: that is the project the user came to port.
+1b. **CuTe DSL packages** (`dsl_components`). NVIDIA's CUTLASS Python DSL (`import cutlass`,
+   `cutlass.cute`) compiles Python kernels "through the CUTLASS Python compiler stack and
+   NVIDIA CUDA toolchain to JIT-compile CUDA kernels" (CUTLASS 4.7 docs, pythonDSL/overview),
+   targeting the Tensor Cores of NVIDIA Ampere/Hopper/Blackwell (PyPI nvidia-cutlass-dsl): no
+   AMD backend. A sub-folder of the run where most Python files import it at module level
+   (directly, or through such a folder's package, e.g. FA4's `tests/cute` importing
+   `flash_attn.cute`) is a CUDA-only component: one finding at its first `cutlass` import, the
+   rest guarded, except files that name ROCm (as in 1).
 2. **Declared CUDA-only** (`cuda-only = ["hopper/", "tools/ci/"]` in `[tool.cuda2rocm]`):
    paths the project has decided to keep NVIDIA-only. Every finding in them is guarded with
    "declared CUDA-only in <config file>"; no summary, the decision is taken.
@@ -44,6 +57,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 from cuda2rocm.context.build import SOURCE_SUFFIXES, Component
@@ -126,22 +140,205 @@ def arch_components(
             continue
         if target is None:
             continue
-        sources = frozenset(
-            p.resolve() for p in folder.rglob("*") if p.suffix in COMPILED and p.is_file()
-        )
-        if not sources:
+        if not any(p.suffix in COMPILED and p.is_file() for p in folder.rglob("*")):
             continue
         line, literal = target
+        block = None
+        if not is_cmake and ROCM_MARK.search(text):
+            block = _statement_lines(text, line)
         label = f"`{folder.relative_to(root).as_posix()}/`"
         why = (
             f"its build targets `{literal}`, an NVIDIA architecture-specific feature set that no "
             "other GPU runs, names no AMD GPU target and has no ROCm branch; a ROCm port is a "
             "reimplementation (e.g. on composable_kernel or Triton)"
         )
-        found.append(
-            Component(folder, display, line, why, f"{label} (its C/C++/CUDA sources)", sources)
-        )
+        held = _held(folder)
+        if held:
+            extent = (path.resolve(), block) if block else None
+            found.append(VendorComponent(folder, display, line, why, label, held, extent))
     # A component inside another is the same decision.
+    return [
+        c for c in found if not any(o is not c and c.root.is_relative_to(o.root) for o in found)
+    ]
+
+
+ROCM_MARK = re.compile(
+    r"rocm|torch\.version\.hip|IS_HIP_EXTENSION|__HIP_PLATFORM|\bhip\b|\bamd\b|_amd\b|aiter|gfx\d",
+    re.I,
+)
+
+
+@dataclass
+class VendorComponent(Component):
+    """A component NVIDIA-only by design (signals 1 and 1b)."""
+
+    #: (build file, line ranges) of its NVIDIA build statement, and of the functions only it
+    #: uses, in a build file that also holds a ROCm path (that file is not in `files`).
+    block: tuple[Path, tuple[tuple[int, int], ...]] | None = None
+    dsl: bool = False
+
+    @property
+    def reason(self) -> str:
+        what = "is NVIDIA-only" if self.dsl else f"{self.build_file} compiles only for CUDA"
+        return f"in {self.label}, which {what} ({self.why}); reported once as cuda-only-component"
+
+
+def _held(folder: Path) -> frozenset[Path]:
+    """Files of a CUDA-only component's folder that are guarded: all but non-C files that
+    name ROCm (they may hold a ROCm path)."""
+    held = set()
+    for p in folder.rglob("*"):
+        resolved = p.resolve()
+        if not p.is_file():
+            continue
+        if p.suffix not in COMPILED:
+            try:
+                if p.stat().st_size > 4_000_000 or ROCM_MARK.search(
+                    p.read_bytes().decode("utf-8", "replace")
+                ):
+                    continue
+            except OSError:
+                continue
+        held.add(resolved)
+    return frozenset(held)
+
+
+def _statement_lines(text: str, line: int) -> tuple[tuple[int, int], ...] | None:
+    """Line ranges of the module-level statement holding `line`, when it names no ROCm, and of
+    the module-level functions used only inside it (FA3's `check_if_cuda_home_none`)."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    lines = text.splitlines()
+    block = next(
+        (
+            (n.lineno, n.end_lineno or n.lineno)
+            for n in tree.body
+            if n.lineno <= line <= (n.end_lineno or n.lineno)
+        ),
+        None,
+    )
+    if block is None or ROCM_MARK.search("\n".join(lines[block[0] - 1 : block[1]])):
+        return None
+    uses: dict[str, list[int]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            uses.setdefault(node.id, []).append(node.lineno)
+    ranges = [block]
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            seen = uses.get(node.name, [])
+            if seen and all(block[0] <= n <= block[1] for n in seen):
+                ranges.append((node.lineno, node.end_lineno or node.lineno))
+    return tuple(ranges)
+
+
+def block_reason(linter, path: str, line: int) -> str:
+    """Why `line` of a component's build file is guarded (its NVIDIA build statement), or ""."""
+    membership = getattr(linter, "build_membership", None)
+    if membership is None:
+        return ""
+    resolved = Path(path).resolve()
+    for c in membership.components:
+        block = getattr(c, "block", None)
+        if block and block[0] == resolved and any(a <= line <= b for a, b in block[1]):
+            return c.reason
+    return ""
+
+
+# -- 1b. CuTe DSL packages ----------------------------------------------------------------------
+def _module_imports(tree: ast.Module) -> list[tuple[int, str]]:
+    """(line, module) of the module-level imports outside try/if (always executed)."""
+    out = []
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            out += [(node.lineno, a.name) for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            out.append((node.lineno, node.module))
+    return out
+
+
+def _is_dsl(module: str) -> bool:
+    return module == "cutlass" or module.startswith("cutlass.")
+
+
+def dsl_components(
+    files: Iterable[tuple[Path, str, str, bytes]], root: Path | None
+) -> list[Component]:
+    """Sub-folders whose Python is mostly CuTe DSL code (signal 1b)."""
+    if root is None:
+        return []
+    root = root.resolve()
+    imports: dict[Path, list[tuple[int, str]]] = {}
+    shown: dict[Path, str] = {}
+    for path, display, language, data in files:
+        if language != "python":
+            continue
+        try:
+            tree = ast.parse(data)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        resolved = path.resolve()
+        if not resolved.is_relative_to(root):
+            continue
+        imports[resolved] = _module_imports(tree)
+        shown[resolved] = display
+    by_folder: dict[Path, list[Path]] = {}
+    for p in imports:
+        by_folder.setdefault(p.parent, []).append(p)
+
+    def mostly(folder: Path, uses) -> bool:
+        members = by_folder.get(folder, [])
+        return folder != root and 2 * sum(1 for p in members if uses(p)) > len(members)
+
+    def direct(p: Path) -> bool:
+        return any(_is_dsl(m) for _, m in imports[p])
+
+    # Packages written in the DSL, by dotted name (at least two parts: `flash_attn.cute`).
+    packages = [f for f in by_folder if (f / "__init__.py") in imports and mostly(f, direct)]
+    dotted = set()
+    for f in packages:
+        parts = f.relative_to(root).parts
+        dotted |= {".".join(parts[i:]) for i in range(len(parts) - 1)}
+
+    def uses(p: Path) -> bool:
+        return any(
+            _is_dsl(m) or any(m == d or m.startswith(d + ".") for d in dotted)
+            for _, m in imports[p]
+        )
+
+    found = []
+    for folder in sorted(by_folder):
+        if not mostly(folder, uses):
+            continue
+        candidates = sorted(
+            (str(p), line, p)
+            for p in by_folder[folder]
+            for line, m in imports[p]
+            if _is_dsl(m) or (uses(p) and not any(_is_dsl(n) for _, n in imports[p]))
+        )
+        direct_hits = [c for c in candidates if any(_is_dsl(m) for _, m in imports[c[2]])]
+        _, line, first = (direct_hits or candidates)[0]
+        held = _held(folder)
+        if not held:
+            continue
+        label = f"`{folder.relative_to(root).as_posix()}/`"
+        why = (
+            "its Python is NVIDIA CuTe DSL code (`cutlass` / `cutlass.cute`), which compiles "
+            "through the NVIDIA CUDA toolchain for NVIDIA GPUs only; a ROCm port is a "
+            "reimplementation (e.g. in Triton or on composable_kernel)"
+        )
+        found.append(VendorComponent(folder, shown[first], line, why, label, held, dsl=True))
+    return [
+        c for c in found if not any(o is not c and c.root.is_relative_to(o.root) for o in found)
+    ]
+
+
+def components(files: Iterable[tuple[Path, str, str, bytes]], root: Path | None) -> list[Component]:
+    """Signals 1 and 1b; a component inside another is the same decision."""
+    files = list(files)
+    found = arch_components(files, root) + dsl_components(files, root)
     return [
         c for c in found if not any(o is not c and c.root.is_relative_to(o.root) for o in found)
     ]
@@ -245,6 +442,15 @@ def guard(linter, source, found: list) -> list:
             for d in found
         ]
     out = list(found)
+    if source.language == "python":
+        for i, d in enumerate(out):
+            why = (
+                ""
+                if d.guarded or d.rule in NEVER_GUARDED
+                else block_reason(linter, source.path, d.position.line)
+            )
+            if why:
+                out[i] = dataclasses.replace(d, guarded=why)
     variant = _ci_variant(source.path)
     if variant is not None:
         part, rocm = variant
