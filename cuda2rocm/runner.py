@@ -162,7 +162,9 @@ def _component_summaries(linter: Linter, guarded: list) -> list:
             continue
         n, files = counts[id(component)]
         message = (
-            f"{component.label} is compiled only for CUDA: {component.why}; its {n} findings "
+            f"{component.label} is "
+            + ("NVIDIA-only" if getattr(component, "dsl", False) else "compiled only for CUDA")
+            + f": {component.why}; its {n} findings "
             f"in {len(files)} files are not reported (`--show-guarded` lists them). Porting it "
             "to ROCm is a decision: keep it CUDA-only, or port it and add it to the ROCm build"
         )
