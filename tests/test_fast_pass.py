@@ -149,3 +149,33 @@ def test_aliases_globals_and_guards_keep_their_bodies(monkeypatch, reductions):
     assert "global" in kept and "withac()" in kept and "ifCAP>=(8,0)" in kept
     assert "y=x+1" not in kept and "range(3)" not in kept  # bodies no rule needs go
     ast.parse(reduced)  # still Python, with the same lines
+
+
+def test_parent_below_agrees_with_libcst_parent_provider():
+    """Parents found under the node being visited are LibCST's own (ParentNodeProvider), and a
+    node outside that subtree is left to the provider."""
+    import libcst as cst
+    from libcst.metadata import ParentNodeProvider
+
+    from cuda2rocm.frontends import python
+    from cuda2rocm.sources import SourceFile
+
+    text = "def f():\n    if x:\n        y = g(a.b, [c, d])\n\nz = 1\n"
+    source = SourceFile("m.py", "python", text)
+    wrapper = python.parse(source)
+    context = python.FileContext(source, wrapper)
+    module = wrapper.module
+    function = module.body[0]
+    context.stack = [module, function]
+    expected = wrapper.resolve(ParentNodeProvider)
+    below = []
+    pending = list(function.children)
+    while pending:
+        node = pending.pop()
+        below.append(node)
+        pending.extend(node.children)
+    assert len(below) > 20
+    for node in below:
+        assert context.parent_below(node) is expected[node]
+    assert context.parent_below(module.body[1]) is python._MISSING
+    assert isinstance(expected[module.body[1]], cst.Module)

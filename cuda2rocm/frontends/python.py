@@ -76,6 +76,9 @@ def parse(source: SourceFile, text: str | None = None) -> cst.MetadataWrapper:
     return cst.MetadataWrapper(module, unsafe_skip_copy=True)
 
 
+_MISSING = object()
+
+
 class FileContext:
     """What every rule on one file shares: the metadata wrapper (metadata is computed on first
     use, not up front: positions only for a file with findings, scopes only when a rule
@@ -100,9 +103,32 @@ class FileContext:
         self.fallback = False
         #: node -> parent, for the nodes the rules' traversal has entered.
         self.parents: dict[cst.CSTNode, cst.CSTNode | None] = {}
+        #: node -> parent under the entered nodes whose subtree `parent_below` walked.
+        self._below: dict[cst.CSTNode, cst.CSTNode] = {}
+        self._searched: set[cst.CSTNode] = set()
 
     def resolve(self, provider) -> Mapping:
         return self.wrapper.resolve(provider)
+
+    def parent_below(self, node: cst.CSTNode):
+        """The parent of a node inside the node the traversal is in (a rule reports or fixes
+        a child of what it visits): found by walking that subtree alone, rather than LibCST's
+        ParentNodeProvider walking the whole file. `_MISSING` when the node is elsewhere."""
+        if node in self._below:
+            return self._below[node]
+        if len(self.stack) < 2:
+            return _MISSING
+        top = self.stack[-1]
+        if top in self._searched:
+            return _MISSING
+        self._searched.add(top)
+        pending = [top]
+        while pending:  # record the parent of every node under `top`
+            current = pending.pop()
+            for child in current.children:
+                self._below[child] = current
+                pending.append(child)
+        return self._below.get(node, _MISSING)
 
     def position(self, node: cst.CSTNode) -> CodeRange:
         """Where `node` is. LibCST's PositionProvider generates the code of the whole file to
@@ -293,7 +319,6 @@ def node_source(
     return "".join(state.tokens)
 
 
-_MISSING = object()
 _VISITOR_NAMES: dict[type, tuple[str, ...]] = {}
 
 
@@ -372,6 +397,9 @@ class PythonRule(cst.BatchableCSTVisitor):
         return node_source(self.context.wrapper.module, node, reversed(indents))
 
     def _parent_of(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        found = self.context.parent_below(node)
+        if found is not _MISSING:
+            return found
         return self.get_metadata(ParentNodeProvider, node, None)
 
     def replace(self, node: cst.CSTNode, replacement: str) -> Edit:
@@ -447,6 +475,9 @@ class ParentAware(PythonRule):
         parents = self.context.parents
         if node in parents:  # recorded by the traversal itself, for every node visited so far
             return parents[node]
+        found = self.context.parent_below(node)
+        if found is not _MISSING:
+            return found
         return self.get_metadata(ParentNodeProvider, node, None)
 
     def ancestors(self, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
