@@ -4,6 +4,8 @@
     python bench/run.py --real diffusers    # also a real project's sdist, fetched now
     python bench/run.py --real-only --git https://github.com/huggingface/diffusers \
         --git https://github.com/Dao-AILab/flash-attention   # real trees, cloned now
+    python bench/run.py --real-only --issue-trees --no-torchfix   # the same two trees
+    python bench/run.py --real-only --no-torchfix --tree /work/real/flash-attention  # a copy
 
 Each repetition runs every tool once, alternating, so that machine noise hits all of them alike;
 the table shows medians, ratios to ruff, and peak memory (the largest process of a run). Ruff and
@@ -28,6 +30,11 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 VENVS = HERE / ".venvs"
+#: The real trees issue 16 sets its targets on (cloned at benchmark time, never committed).
+ISSUE_TREES = (
+    "https://github.com/huggingface/diffusers",
+    "https://github.com/Dao-AILab/flash-attention",
+)
 sys.path.insert(0, str(HERE))
 
 from generate import generate  # noqa: E402
@@ -37,8 +44,8 @@ import resource, subprocess, sys, time
 start = time.perf_counter()
 proc = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 wall = time.perf_counter() - start
-peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-print(f"{wall} {peak} {proc.returncode}")
+usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(f"{wall} {usage.ru_maxrss} {proc.returncode} {usage.ru_utime + usage.ru_stime}")
 """
 
 TREE_SITTER = r"""
@@ -74,7 +81,7 @@ def tool_python(name: str, packages: list[str]) -> Path:
     return python
 
 
-def measure(command: list[str], cwd: Path) -> tuple[float, float, int]:
+def measure(command: list[str], cwd: Path) -> tuple[float, float, int, float]:
     out = subprocess.run(
         [sys.executable, "-c", MEASURE, *command],
         cwd=cwd,
@@ -82,7 +89,7 @@ def measure(command: list[str], cwd: Path) -> tuple[float, float, int]:
         text=True,
         check=True,
     ).stdout.split()
-    return float(out[0]), int(out[1]) / 1024, int(out[2])
+    return float(out[0]), int(out[1]) / 1024, int(out[2]), float(out[3])
 
 
 def benchmark(tree: Path, reps: int, jobs: int | None, torchfix_too: bool = True) -> list[dict]:
@@ -138,13 +145,15 @@ def benchmark(tree: Path, reps: int, jobs: int | None, torchfix_too: bool = True
     if torchfix is not None:
         tools["TorchFix"] = lambda: [str(torchfix), "."]
     times: dict[str, list[float]] = {k: [] for k in tools}
+    cpus: dict[str, list[float]] = {k: [] for k in tools}
     peaks: dict[str, float] = dict.fromkeys(tools, 0.0)
     for rep in range(reps):
         for name, make in tools.items():
             if name == "TorchFix" and rep > 0 and times[name] and times[name][0] > 60:
                 continue  # one TorchFix run is enough when it takes minutes
-            wall, peak, _ = measure(make(), tree)
+            wall, peak, _, cpu = measure(make(), tree)
             times[name].append(wall)
+            cpus[name].append(cpu)
             peaks[name] = max(peaks[name], peak)
         print(f"  repetition {rep + 1}/{reps} done", file=sys.stderr)
     victim.write_text(original)
@@ -157,6 +166,7 @@ def benchmark(tree: Path, reps: int, jobs: int | None, torchfix_too: bool = True
             {
                 "tool": name,
                 "median_s": median,
+                "cpu_s": statistics.median(cpus[name]),
                 "runs": len(times[name]),
                 "vs_ruff": median / ruff_median,
                 "peak_mb": peaks[name],
@@ -167,11 +177,11 @@ def benchmark(tree: Path, reps: int, jobs: int | None, torchfix_too: bool = True
 
 def print_rows(title: str, rows: list[dict]) -> None:
     print(f"\n{title}")
-    print(f"{'tool':40} {'median s':>9} {'runs':>5} {'× ruff':>8} {'peak MB':>8}")
+    print(f"{'tool':40} {'median s':>9} {'cpu s':>8} {'runs':>5} {'× ruff':>8} {'peak MB':>8}")
     for r in rows:
         print(
-            f"{r['tool']:40} {r['median_s']:9.3f} {r['runs']:5} {r['vs_ruff']:8.2f} "
-            f"{r['peak_mb']:8.0f}"
+            f"{r['tool']:40} {r['median_s']:9.3f} {r['cpu_s']:8.2f} {r['runs']:5} "
+            f"{r['vs_ruff']:8.2f} {r['peak_mb']:8.0f}"
         )
     by = {r["tool"]: r["median_s"] for r in rows}
     ruff = by["ruff check (default rules, cold)"]
@@ -183,6 +193,14 @@ def print_rows(title: str, rows: list[dict]) -> None:
         f"one changed/warm {by['cuda2rocm lint (one file changed)'] / warm:.2f} (~1) | "
         f"fix --check/warm {by['cuda2rocm fix --check (after warm lint)'] / warm:.2f} (2) | "
         f"cold/(tree-sitter + ruff) {cold / (bare + ruff):.2f} (3) | peak {peak:.0f} MB (300)"
+    )
+    cpu = {r["tool"]: r["cpu_s"] for r in rows}
+    c_ruff, c_cold = cpu["ruff check (default rules, cold)"], cpu["cuda2rocm lint (cold)"]
+    c_bare, c_warm = cpu["tree-sitter parse of C/C++/CUDA, 1 thread"], cpu["cuda2rocm lint (warm)"]
+    print(
+        "CPU-second ratios (less sensitive to a loaded machine): "
+        f"cold/ruff {c_cold / c_ruff:.2f} | cold/(tree-sitter + ruff) "
+        f"{c_cold / (c_bare + c_ruff):.2f} | warm/ruff {c_warm / c_ruff:.2f}"
     )
     print(f"load average at the end: {', '.join(f'{x:.1f}' for x in os.getloadavg())}")
     if "TorchFix" in by:
@@ -236,6 +254,11 @@ def main() -> None:
     parser.add_argument(
         "--tree", action="append", default=[], help="also benchmark a copy of this folder"
     )
+    parser.add_argument(
+        "--issue-trees",
+        action="store_true",
+        help="also benchmark the issue-16 trees (diffusers, flash-attention), cloned now",
+    )
     parser.add_argument("--no-torchfix", action="store_true", help="leave TorchFix out")
     parser.add_argument("--json", type=Path, help="also write the results here")
     parser.add_argument("--real-only", action="store_true", help="skip the synthetic tree")
@@ -258,7 +281,8 @@ def main() -> None:
             rows = benchmark(source, args.reps, args.jobs, not args.no_torchfix)
             print_rows(f"Real project: {source.name}", rows)
             results["real"] = {"tree": source.name, "rows": rows}
-        sources = [clone(url, Path(tmp)) for url in args.git]
+        urls = [*args.git, *(ISSUE_TREES if args.issue_trees else ())]
+        sources = [clone(url, Path(tmp)) for url in urls]
         for folder in args.tree:
             sources.append(Path(tmp) / Path(folder).name)
             shutil.copytree(folder, sources[-1], ignore=shutil.ignore_patterns(".cuda2rocm_cache"))

@@ -149,3 +149,110 @@ def test_aliases_globals_and_guards_keep_their_bodies(monkeypatch, reductions):
     assert "global" in kept and "withac()" in kept and "ifCAP>=(8,0)" in kept
     assert "y=x+1" not in kept and "range(3)" not in kept  # bodies no rule needs go
     ast.parse(reduced)  # still Python, with the same lines
+
+
+def test_parent_below_agrees_with_libcst_parent_provider():
+    """Parents found under the node being visited are LibCST's own (ParentNodeProvider), and a
+    node outside that subtree is left to the provider."""
+    import libcst as cst
+    from libcst.metadata import ParentNodeProvider
+
+    from cuda2rocm.frontends import python
+    from cuda2rocm.sources import SourceFile
+
+    text = "def f():\n    if x:\n        y = g(a.b, [c, d])\n\nz = 1\n"
+    source = SourceFile("m.py", "python", text)
+    wrapper = python.parse(source)
+    context = python.FileContext(source, wrapper)
+    module = wrapper.module
+    function = module.body[0]
+    context.stack = [module, function]
+    expected = wrapper.resolve(ParentNodeProvider)
+    below = []
+    pending = list(function.children)
+    while pending:
+        node = pending.pop()
+        below.append(node)
+        pending.extend(node.children)
+    assert len(below) > 20
+    for node in below:
+        assert context.parent_below(node) is expected[node]
+    assert context.parent_below(module.body[1]) is python._MISSING
+    assert isinstance(expected[module.body[1]], cst.Module)
+
+
+NESTED = """\
+import torch
+
+
+@decorator
+def main(args):
+    x = 1; y = 2
+    if args.a:
+        torch.backends.cuda.matmul.allow_tf32 = True
+    elif args.b:
+        z = f(1,
+              2)
+    else:
+        for i in range(3):
+            w = i
+        else:
+            w = 0
+    try:
+        q = 1
+    except ValueError as e:
+        q = 2
+    except KeyError:
+        q = 3
+    else:
+        q = 4
+    finally:
+        q = 5
+    with open(x) as fh:
+        data = fh.read()
+    match data:
+        case "a":
+            r = 1
+        case _:
+            r = 2
+    while x:
+        if y: s = 1
+        x = 0
+
+
+class C:
+\tdef m(self):
+\t\treturn torch.cuda.is_available()
+"""
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_nested_line_positions_agree_with_whole_file_positions(newline):
+    """Positions computed from one nested statement line alone equal LibCST's whole-file ones,
+    for every node of every nested line (blocks, elif/else, handlers, cases, tabs)."""
+    import libcst as cst
+    from libcst.metadata import PositionProvider
+
+    from cuda2rocm.frontends import python, python_fast
+    from cuda2rocm.sources import SourceFile
+
+    text = NESTED.replace("\n", newline)
+    source = SourceFile("m.py", "python", text)
+    wrapper = python.parse(source)
+    full = wrapper.resolve(PositionProvider)
+    context = python.FileContext(source, wrapper, python_fast.parse_ast(text))
+    pending = [(wrapper.module, None)]
+    while pending:
+        node, parent = pending.pop()
+        context.parents[node] = parent
+        pending.extend((child, node) for child in node.children)
+    lines = [n for n in context.parents if isinstance(n, cst.SimpleStatementLine)]
+    computed = 0
+    for line in lines:
+        table = context._line_positions(line.body[0])
+        if table is None:
+            continue
+        computed += 1
+        for node, where in table.items():
+            assert full[node] == where
+    assert computed == len(lines) - 1  # all but the top-level `import torch`

@@ -555,3 +555,25 @@ def test_show_guarded_lists_reasons_in_json_and_text(tmp_path):
     assert after["summary"] == before["summary"]
     text = cli.invoke(main, ["lint", "--no-cache", "--show-guarded", str(tmp_path)])
     assert "Guarded: 1 findings" in text.output and "if not IS_ROCM:" in text.output
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "x = (a\n  + b)\n",
+        "if torch.version.hip:\r\n    y = 'é' + f(\r\n  z)\r\nelse:\r    w = 1\n",
+        "s = 'ü'; t = ('\x0c'\n  'x')\nq = [1,\n 2]",
+    ],
+)
+def test_shared_segment_matches_the_standard_library(text):
+    """The context model's cached source segments are exactly ast.get_source_segment's."""
+    import ast
+
+    from cuda2rocm.context.python_paths import _Shared
+
+    tree = ast.parse(text)
+    shared = _Shared(tree, text)
+    nodes = [n for n in ast.walk(tree) if isinstance(n, (ast.expr, ast.stmt))]
+    assert nodes
+    for node in nodes:
+        assert shared.segment(node) == ast.get_source_segment(text, node)

@@ -18,6 +18,7 @@ import libcst as cst
 from libcst.metadata import ScopeProvider
 
 from cuda2rocm.frontends.python import NameAware, string_value
+from cuda2rocm.frontends.python_fast import parse_ast
 from cuda2rocm.frontends.python_guards import HIP, VendorGuard
 from cuda2rocm.model import Severity
 
@@ -113,10 +114,7 @@ class Rule(NameAware):
         """Names assigned anywhere from an expression that mentions a device query (read with
         the standard library's parser; scope analysis then runs only for these)."""
         if self._candidates is None:
-            try:
-                tree = ast.parse(self.source.text)
-            except (SyntaxError, ValueError, RecursionError, MemoryError):
-                tree = None
+            tree = parse_ast(self.source.text)
             flows = []  # (words in the value, names assigned)
             for node in ast.walk(tree) if tree is not None else ():
                 if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:

@@ -28,6 +28,7 @@ import libcst as cst
 
 from cuda2rocm.frontends.python import NameAware, dotted, string_value
 from cuda2rocm.frontends.python_build import import_edit, names_vendor, under_vendor_branch
+from cuda2rocm.frontends.python_fast import parse_ast
 from cuda2rocm.model import Edit
 
 #: `arch=compute_80,code=sm_80`, `code=[sm_80,compute_80]`: -gencode values, nvcc-only.
@@ -102,9 +103,8 @@ class BuildFlow:
         self.resolved: set[str] = set()
         #: Names whose only way to nvcc is the CUDA side of a vendor conditional.
         self.cuda_side: set[str] = set()
-        try:
-            tree = ast.parse(text)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
+        tree = parse_ast(text)
+        if tree is None:
             return
         direct: list[str] = []
         assigns: dict[str, int] = {}

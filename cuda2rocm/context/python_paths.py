@@ -188,18 +188,16 @@ class _Pass:
         index: ProjectIndex | None,
         path: Path | None,
         env_defaults: bool = False,
+        shared: _Shared | None = None,
     ) -> None:
         self.text, self.vendor, self.index, self.path = text, vendor, index, path
         self.env_defaults = env_defaults
         #: A build script run for one vendor's build (`Paths(build_file=True)`).
         self.build_file = False
         self.dead: list[Region] = []
-        self.globals_declared = {
-            n
-            for node in ast.walk(tree)
-            if isinstance(node, (ast.Global, ast.Nonlocal))
-            for n in node.names
-        }
+        #: What depends on the tree alone, computed once for every pass over it.
+        self.shared = shared if shared is not None else _Shared(tree, text)
+        self.globals_declared = self.shared.globals_declared
         self.module_env: Env = {}
         self.returns: list[Value] | None = None
         self.classes: list[ClassInfo] = []
@@ -358,7 +356,7 @@ class _Pass:
         env[stmt.name] = info
 
     def function(self, node: ast.AST, outer: Env, classes: list) -> None:
-        local = _bound_names(node.body) | {a.arg for a in _arguments(node.args)}
+        local = self.shared.locals_of(node)
         env = {k: v for k, v in outer.items() if k not in local}
         for name in self.globals_declared:
             env[name] = UNKNOWN
@@ -371,11 +369,12 @@ class _Pass:
         gives one known value and the body cannot fall off its end."""
         if any(not _harmless_decorator(d) for d in node.decorator_list):
             return None
-        local = _bound_names(node.body) | {a.arg for a in _arguments(node.args)}
-        sub = _Pass(self.tree, self.text, self.vendor, self.index, self.path, self.env_defaults)
+        local = self.shared.locals_of(node)
+        sub = _Pass(
+            self.tree, self.text, self.vendor, self.index, self.path, self.env_defaults, self.shared
+        )
         sub.build_file = self.build_file
         sub.module_env, sub.deferred, sub.classes = self.module_env, [], self.classes
-        sub.globals_declared = self.globals_declared
         sub.returns = []
         inner = {k: v for k, v in env.items() if k not in local}
         for name in self.globals_declared:
@@ -425,7 +424,7 @@ class _Pass:
                 env[node.id] = UNKNOWN
 
     def forget_all(self, stmt: ast.AST, env: Env) -> None:
-        for name in _bound_names([stmt]):
+        for name in self.shared.bound_by(stmt):
             env[name] = UNKNOWN
 
     # -- expressions ---------------------------------------------------------------------
@@ -615,7 +614,56 @@ class _Pass:
         return UNKNOWN
 
     def source(self, node: ast.AST) -> str:
-        return _short(ast.get_source_segment(self.text, node) or ast.unparse(node))
+        return _short(self.shared.segment(node) or ast.unparse(node))
+
+
+class _Shared:
+    """What every pass over one tree asks again and again, computed once: the names `global`
+    and `nonlocal` declare, the names each block binds, the text's lines."""
+
+    def __init__(self, tree: ast.Module, text: str) -> None:
+        self.text = text
+        self.globals_declared = {
+            n
+            for node in ast.walk(tree)
+            if isinstance(node, (ast.Global, ast.Nonlocal))
+            for n in node.names
+        }
+        self._bound: dict[int, tuple[ast.AST, set[str]]] = {}
+        self._locals: dict[int, tuple[ast.AST, set[str]]] = {}
+        self._lines: list[str] | None = None
+
+    def bound_by(self, stmt: ast.AST) -> set[str]:
+        """`_bound_names([stmt])` (the node is kept alongside, so its id stays its own)."""
+        hit = self._bound.get(id(stmt))
+        if hit is None:
+            hit = self._bound[id(stmt)] = (stmt, _bound_names([stmt]))
+        return hit[1]
+
+    def locals_of(self, function: ast.AST) -> set[str]:
+        """The names a function's body and parameters bind."""
+        hit = self._locals.get(id(function))
+        if hit is None:
+            names = _bound_names(function.body) | {a.arg for a in _arguments(function.args)}
+            hit = self._locals[id(function)] = (function, names)
+        return hit[1]
+
+    def segment(self, node: ast.AST) -> str | None:
+        """`ast.get_source_segment(text, node)`, without splitting the text on every call."""
+        if getattr(node, "end_lineno", None) is None or node.end_col_offset is None:
+            return None
+        if self._lines is None:
+            self._lines = _LINES.findall(self.text)
+        lines, first, last = self._lines, node.lineno - 1, node.end_lineno - 1
+        if first == last:
+            return lines[first].encode()[node.col_offset : node.end_col_offset].decode()
+        head = lines[first].encode()[node.col_offset :].decode()
+        tail = lines[last].encode()[: node.end_col_offset].decode()
+        return "".join([head, *lines[first + 1 : last], tail])
+
+
+#: Lines with their ends, split where `ast.get_source_segment` splits (not at form feeds).
+_LINES = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 
 
 def _is_env_get(p: _Pass, func: ast.AST, env: Env) -> bool:
@@ -723,15 +771,15 @@ class ProjectIndex:
             text = data.decode("utf-8", "replace")
             tree = _parse(text)
             if tree is not None:
-                parsed.append((path.resolve(), text, tree))
+                parsed.append((path.resolve(), text, tree, _Shared(tree, text)))
         index = None
         for _ in range(2):  # the second round follows flags re-exported from another module
             exports: dict[str, dict[str, dict[str, object]]] = {}
-            for resolved, text, tree in parsed:
+            for resolved, text, tree, shared in parsed:
                 per_vendor = {}
                 for vendor in (ROCM, CUDA):
                     try:
-                        env = _Pass(tree, text, vendor, index, resolved).run()
+                        env = _Pass(tree, text, vendor, index, resolved, shared=shared).run()
                     except (RecursionError, ValueError, TypeError, AttributeError):
                         env = {}  # a pathological file: left out of the index
                     per_vendor[vendor] = {
@@ -786,10 +834,9 @@ _DEF = re.compile(rb"\bdef\s+([A-Za-z_]\w*)")
 
 
 def _parse(text: str) -> ast.Module | None:
-    try:
-        return ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
+    from cuda2rocm.frontends.python_fast import parse_ast
+
+    return parse_ast(text)
 
 
 # -- the question the engine asks ----------------------------------------------------------
@@ -813,8 +860,9 @@ class Paths:
         if tree is None:
             return
         where = Path(path) if path is not None else None
+        shared = _Shared(tree, text)
         for vendor, sink in ((ROCM, self.rocm), (CUDA, self.cuda)):
-            p = _Pass(tree, text, vendor, index, where, env_defaults)
+            p = _Pass(tree, text, vendor, index, where, env_defaults, shared)
             p.build_file = build_file or env_defaults
             self.envs[vendor] = p.run()
             sink.extend(r for r in p.dead if r.reason != "plain")

@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 
 from cuda2rocm.build_context import module_constants
+from cuda2rocm.frontends.python_fast import parse_ast
 from cuda2rocm.sources import LineIndex, SourceFile
 
 TOKENS = (b"load_inline", b"__global__")
@@ -145,9 +146,8 @@ _KERNEL = re.compile(r"__global__\s+(?:void|__launch_bounds__)\b")
 def find(source: SourceFile) -> list[Embedded]:
     """C++ strings of a Python file: `load_inline` sources (literal, list, or a module-level
     name bound to one) and module-level strings that define a `__global__` kernel."""
-    try:
-        tree = ast.parse(source.text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    tree = parse_ast(source.text)
+    if tree is None:
         return []
     constants = module_constants(tree)
     chosen: dict[int, ast.Constant] = {}

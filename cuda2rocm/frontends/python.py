@@ -22,11 +22,30 @@ from libcst.metadata import (
     QualifiedNameProvider,
     ScopeProvider,
 )
+from libcst.metadata.position_provider import PositionProvidingCodegenState
 
 from cuda2rocm.catalogue import RuleSpec
 from cuda2rocm.frontends import python_fast
 from cuda2rocm.model import Diagnostic, Edit, Fix, Safety, Severity
 from cuda2rocm.sources import SourceFile
+
+
+def _width(statement: cst.CSTNode) -> int:
+    """How many statements of the standard library's tree a LibCST statement is (`a; b`: 2)."""
+    return len(statement.body) if isinstance(statement, cst.SimpleStatementLine) else 1
+
+
+def _shifted(table: Mapping, shift: int) -> Mapping:
+    """Positions moved down by `shift` lines."""
+    if shift == 0:
+        return table
+    return {
+        n: CodeRange(
+            CodePosition(r.start.line + shift, r.start.column),
+            CodePosition(r.end.line + shift, r.end.column),
+        )
+        for n, r in table.items()
+    }
 
 
 class PythonParseError(Exception):
@@ -76,6 +95,9 @@ def parse(source: SourceFile, text: str | None = None) -> cst.MetadataWrapper:
     return cst.MetadataWrapper(module, unsafe_skip_copy=True)
 
 
+_MISSING = object()
+
+
 class FileContext:
     """What every rule on one file shares: the metadata wrapper (metadata is computed on first
     use, not up front: positions only for a file with findings, scopes only when a rule
@@ -100,9 +122,32 @@ class FileContext:
         self.fallback = False
         #: node -> parent, for the nodes the rules' traversal has entered.
         self.parents: dict[cst.CSTNode, cst.CSTNode | None] = {}
+        #: node -> parent under the entered nodes whose subtree `parent_below` walked.
+        self._below: dict[cst.CSTNode, cst.CSTNode] = {}
+        self._searched: set[cst.CSTNode] = set()
 
     def resolve(self, provider) -> Mapping:
         return self.wrapper.resolve(provider)
+
+    def parent_below(self, node: cst.CSTNode):
+        """The parent of a node inside the node the traversal is in (a rule reports or fixes
+        a child of what it visits): found by walking that subtree alone, rather than LibCST's
+        ParentNodeProvider walking the whole file. `_MISSING` when the node is elsewhere."""
+        if node in self._below:
+            return self._below[node]
+        if len(self.stack) < 2:
+            return _MISSING
+        top = self.stack[-1]
+        if top in self._searched:
+            return _MISSING
+        self._searched.add(top)
+        pending = [top]
+        while pending:  # record the parent of every node under `top`
+            current = pending.pop()
+            for child in current.children:
+                self._below[child] = current
+                pending.append(child)
+        return self._below.get(node, _MISSING)
 
     def position(self, node: cst.CSTNode) -> CodeRange:
         """Where `node` is. LibCST's PositionProvider generates the code of the whole file to
@@ -110,12 +155,112 @@ class FileContext:
         (found through the traversal's parents, or the statement being traversed) and moves
         its lines by where the standard library's parser puts that statement."""
         if self.statement_positions:
+            line_table = self._line_positions(node)
+            if line_table is not None and node in line_table:
+                return line_table[node]
             statement = self._top_level(node)
             if statement is not None:
                 table = self._positions_in(statement)
                 if table is not None and node in table:
                     return table[node]
         return self.resolve(PositionProvider)[node]
+
+    def _line_positions(self, node: cst.CSTNode) -> Mapping | None:
+        """Positions within the innermost nested statement line that holds `node` (a line
+        inside one large function), from the code of that line alone: generated with its
+        enclosing blocks' indentation (so columns are the file's), its lines moved by where
+        the standard library's parser puts it. None when the node is not in such a line or
+        the two trees cannot be matched up; the caller then uses the top-level statement."""
+        chain = [node]
+        while not isinstance(chain[-1], cst.Module):
+            current = chain[-1]
+            parent = self.parents.get(current, _MISSING)
+            if parent is _MISSING:
+                parent = self.parent_below(current)
+            if parent is _MISSING or parent is None:
+                return None
+            chain.append(parent)
+        chain.reverse()  # Module, top-level statement, ..., node
+        lines = [i for i, n in enumerate(chain) if isinstance(n, cst.SimpleStatementLine)]
+        if not lines or lines[-1] < 2:
+            return None  # not in a statement line, or the line is top-level
+        statement = chain[lines[-1]]
+        if statement in self._statement_tables:
+            return self._statement_tables[statement]
+        table = None
+        line = self._nested_line(chain[: lines[-1] + 1])
+        if line is not None:
+            module = self.wrapper.module
+            provider = PositionProvider()
+            state = PositionProvidingCodegenState(
+                default_indent=module.default_indent,
+                default_newline=module.default_newline,
+                provider=provider,
+            )
+            for block in chain[: lines[-1]]:
+                if isinstance(block, (cst.IndentedBlock, cst.Match)):
+                    state.increase_indent(
+                        module.default_indent if block.indent is None else block.indent
+                    )
+            statement._codegen(state)
+            table = _shifted(provider._computed, line - provider._computed[statement].start.line)
+        self._statement_tables[statement] = table
+        return table
+
+    def _nested_line(self, chain: list[cst.CSTNode]) -> int | None:
+        """The standard library's line of the statement line `chain[-1]` (chain: the Module,
+        the top-level statement, ..., the line), found by following the same blocks in its
+        tree; None where the two trees differ."""
+        top = chain[1]
+        if self._tree is None or top not in self._statement_lines():
+            return None
+        index = 0
+        for statement in self.wrapper.module.body:
+            if statement is top:
+                break
+            index += _width(statement)
+        current: ast.AST = self._tree.body[index]
+        k = 2
+        while k < len(chain):
+            node, parent = chain[k], chain[k - 1]
+            body: list | None = None
+            if isinstance(parent, cst.If) and node is parent.orelse and isinstance(node, cst.If):
+                orelse = getattr(current, "orelse", None)
+                if not (isinstance(orelse, list) and len(orelse) == 1):
+                    return None
+                current, k = orelse[0], k + 1
+                continue
+            if isinstance(node, cst.IndentedBlock) and node is getattr(parent, "body", None):
+                body, block = getattr(current, "body", None), node
+            elif isinstance(node, (cst.Else, cst.Finally)) and k + 1 < len(chain):
+                field = "finalbody" if isinstance(node, cst.Finally) else "orelse"
+                body, block, k = getattr(current, field, None), chain[k + 1], k + 1
+            elif isinstance(node, (cst.ExceptHandler, cst.ExceptStarHandler, cst.MatchCase)):
+                holders = parent.cases if isinstance(node, cst.MatchCase) else parent.handlers
+                ast_holders = getattr(
+                    current, "cases" if isinstance(node, cst.MatchCase) else "handlers", None
+                )
+                if not isinstance(ast_holders, list) or len(ast_holders) != len(holders):
+                    return None
+                position = [i for i, h in enumerate(holders) if h is node]
+                if len(position) != 1 or k + 1 >= len(chain):
+                    return None
+                body, block, k = ast_holders[position[0]].body, chain[k + 1], k + 1
+            else:
+                return None
+            if not isinstance(block, cst.IndentedBlock) or not isinstance(body, list):
+                return None
+            if k + 1 >= len(chain):
+                return None
+            child, index, total = chain[k + 1], None, 0
+            for statement in block.body:
+                if statement is child:
+                    index = total
+                total += _width(statement)
+            if index is None or total != len(body):
+                return None
+            current, k = body[index], k + 2
+        return getattr(current, "lineno", None)
 
     def _top_level(self, node: cst.CSTNode) -> cst.CSTNode | None:
         parents, current = self.parents, node
@@ -142,16 +287,7 @@ class FileContext:
         module = self.wrapper.module
         alone = module.with_changes(body=[statement], header=[], footer=[])
         table = cst.MetadataWrapper(alone, unsafe_skip_copy=True).resolve(PositionProvider)
-        shift = line - table[statement].start.line
-        if shift == 0:
-            return table
-        return {
-            n: CodeRange(
-                CodePosition(r.start.line + shift, r.start.column),
-                CodePosition(r.end.line + shift, r.end.column),
-            )
-            for n, r in table.items()
-        }
+        return _shifted(table, line - table[statement].start.line)
 
     def _statement_lines(self) -> dict[cst.CSTNode, int]:
         """Top-level LibCST statement -> the line its first token is on (from ast: the same
@@ -293,7 +429,6 @@ def node_source(
     return "".join(state.tokens)
 
 
-_MISSING = object()
 _VISITOR_NAMES: dict[type, tuple[str, ...]] = {}
 
 
@@ -372,6 +507,9 @@ class PythonRule(cst.BatchableCSTVisitor):
         return node_source(self.context.wrapper.module, node, reversed(indents))
 
     def _parent_of(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        found = self.context.parent_below(node)
+        if found is not _MISSING:
+            return found
         return self.get_metadata(ParentNodeProvider, node, None)
 
     def replace(self, node: cst.CSTNode, replacement: str) -> Edit:
@@ -451,6 +589,9 @@ class ParentAware(PythonRule):
         parents = self.context.parents
         if node in parents:  # recorded by the traversal itself, for every node visited so far
             return parents[node]
+        found = self.context.parent_below(node)
+        if found is not _MISSING:
+            return found
         return self.get_metadata(ParentNodeProvider, node, None)
 
     def ancestors(self, node: cst.CSTNode) -> Iterator[cst.CSTNode]:

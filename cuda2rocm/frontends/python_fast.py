@@ -34,11 +34,23 @@ _NOT_LINE_END = re.compile(r"[^\r\n]")
 MIN_BYTES = 4096
 
 
+#: The last text parsed and its tree: the front-end, rules, the embedded-C++ finder and the
+#: context model each read the standard library's tree of the same file, parsed once.
+_last: tuple[str, ast.Module | None] | None = None
+
+
 def parse_ast(text: str) -> ast.Module | None:
+    """The standard library's tree of `text` (None when it does not parse). The tree is shared
+    by every caller on the same text: read it, never change it."""
+    global _last
+    if _last is not None and (_last[0] is text or _last[0] == text):
+        return _last[1]
     try:
-        return ast.parse(text)
+        tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
+        tree = None
+    _last = (text, tree)
+    return tree
 
 
 def reduce(text: str, tree: ast.Module, tokens: Iterable[str]) -> str | None:
