@@ -211,22 +211,81 @@ def is_torch_built(path: str, dirs: frozenset[Path]) -> bool:
 
 _CMAKE_HIPIFY = re.compile(rb"(?im)^[ \t]*hipify[ \t]*\(([^)]*)\)")
 _SOURCE_DIR = re.compile(rb'CUDA_SOURCE_DIR\s+"?([^\s")]+)')
-_CMAKE_HERE = (b"${CMAKE_CURRENT_SOURCE_DIR}", b"${CMAKE_CURRENT_LIST_DIR}")
 _HIPIFY_TOOL = re.compile(rb"(?m)^[^#\n]*\bhipify-(?:perl|clang)\b")
 _SCRIPT_CALL = re.compile(rb"(?i)\b(?:execute_process|add_custom_command|add_custom_target)\b")
 
 
+_CMAKE_SET = re.compile(rb"(?im)^[ \t]*set[ \t]*\([ \t]*(\w+)[ \t]+([^)]*)\)")
+_CMAKE_VAR = re.compile(rb"\$\{(\w+)\}")
+_CMAKE_PROJECT = re.compile(rb"(?im)^[ \t]*project[ \t]*\(")
+
+
+def _project_dir(here: Path) -> Path | None:
+    """`PROJECT_SOURCE_DIR` of a CMake file in `here`: the nearest folder at or above it whose
+    CMakeLists.txt calls `project()` (a subdirectory without one inherits its parent's)."""
+    for folder in (here, *here.parents):
+        try:
+            if _CMAKE_PROJECT.search((folder / "CMakeLists.txt").read_bytes()):
+                return folder
+        except OSError:
+            continue
+    return None
+
+
+def _cmake_variables(path: Path, data: bytes) -> dict[bytes, bytes | None]:
+    """The folder variables a CMake file can name, as paths: the standard current-folder ones,
+    `PROJECT_SOURCE_DIR`, and the file's own single-valued `set(var value)`; a variable set to
+    two different values (or to a list) is None: unknown."""
+    here = path.resolve().parent
+    known: dict[bytes, bytes | None] = {
+        b"CMAKE_CURRENT_SOURCE_DIR": str(here).encode(),
+        b"CMAKE_CURRENT_LIST_DIR": str(here).encode(),
+    }
+    project = _project_dir(here)
+    if project is not None:
+        known[b"PROJECT_SOURCE_DIR"] = str(project).encode()
+    for match in _CMAKE_SET.finditer(data):
+        name, values = match.group(1), match.group(2).split()
+        value = values[0].strip(b'"') if len(values) == 1 else None
+        if name in known and known[name] != value:
+            value = None  # set twice to different values, or a list: unknown
+        known[name] = value
+    return known
+
+
+def _cmake_expand(value: bytes, known: dict[bytes, bytes | None], depth: int = 0) -> bytes | None:
+    """`value` with its `${var}` references replaced; None when one is unknown."""
+    unknown = False
+
+    def substitute(match: re.Match[bytes]) -> bytes:
+        nonlocal unknown
+        found = known.get(match.group(1))
+        if found is None or depth > 8:
+            unknown = True
+            return b""
+        expanded = _cmake_expand(found, known, depth + 1)
+        if expanded is None:
+            unknown = True
+            return b""
+        return expanded
+
+    out = _CMAKE_VAR.sub(substitute, value)
+    return None if unknown else out
+
+
 def _cmake_hipify_dirs(path: Path, data: bytes) -> Iterator[Path]:
     here = path.resolve().parent
+    known: dict[bytes, bytes | None] | None = None
     for call in _CMAKE_HIPIFY.finditer(data):
         match = _SOURCE_DIR.search(call.group(1))
         if match is None:
             continue
-        value = match.group(1)
-        for token in _CMAKE_HERE:
-            value = value.replace(token, b".")
+        value: bytes | None = match.group(1)
         if b"${" in value:
-            continue  # a variable we cannot resolve: claim nothing
+            known = known if known is not None else _cmake_variables(path, data)
+            value = _cmake_expand(value, known)
+            if value is None:
+                continue  # a variable we cannot resolve: claim nothing
         yield (here / value.decode("utf-8", "replace")).resolve()
 
 

@@ -116,3 +116,32 @@ def test_unresolved_hipify_dir_claims_nothing(tmp_path):
     cmake = tmp_path / "CMakeLists.txt"
     data = b"hipify(CUDA_SOURCE_DIR ${SOME_VAR}/src)\nhipify(CUDA_SOURCE_DIR csrc)\n"
     assert hipified_dirs([(cmake, "cmake", data)]) == {(tmp_path / "csrc").resolve()}
+
+
+def test_hipify_dir_through_set_variables_and_project_dir(tmp_path):
+    from cuda2rocm.build_context import hipified_dirs
+
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "CMakeLists.txt").write_text("project(t LANGUAGES CXX)\n")
+    cmake = tmp_path / "tests" / "op" / "CMakeLists.txt"
+    data = (
+        b"set(src_dir ${PROJECT_SOURCE_DIR} )\nhipify(CUDA_SOURCE_DIR ${src_dir}\n"
+        b"  HEADER_INCLUDE_DIR ${inc})\n"
+        b'set(gpu "${CMAKE_CURRENT_SOURCE_DIR}/gpu")\nhipify(CUDA_SOURCE_DIR ${gpu})\n'
+    )
+    assert hipified_dirs([(cmake, "cmake", data)]) == {
+        (tmp_path / "tests").resolve(),
+        (tmp_path / "tests" / "op" / "gpu").resolve(),
+    }
+
+
+def test_hipify_dir_variable_with_two_values_or_a_list_claims_nothing(tmp_path):
+    from cuda2rocm.build_context import hipified_dirs
+
+    cmake = tmp_path / "CMakeLists.txt"
+    data = (
+        b"if(A)\n set(d a)\nelse()\n set(d b)\nendif()\nhipify(CUDA_SOURCE_DIR ${d})\n"
+        b"set(l x y)\nhipify(CUDA_SOURCE_DIR ${l})\n"
+        b"hipify(CUDA_SOURCE_DIR ${PROJECT_SOURCE_DIR}/src)\n"  # no project() above: unknown
+    )
+    assert hipified_dirs([(cmake, "cmake", data)]) == frozenset()
