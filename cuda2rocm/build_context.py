@@ -294,15 +294,68 @@ def hipified_dirs(files: Iterable[tuple[Path, str, bytes]]) -> frozenset[Path]:
     the run's CMake and shell files: a CMake `hipify(CUDA_SOURCE_DIR <dir>)` call, or a shell
     script that runs hipify-perl/hipify-clang and that a CMake file runs (its own folder)."""
     dirs: set[Path] = set()
-    scripts: dict[bytes, Path] = {}
+    scripts: dict[bytes, tuple[Path, bytes]] = {}
     cmake: list[bytes] = []
     for path, language, data in files:
         if language == "cmake" and b"hipify" in data.lower():
             dirs.update(_cmake_hipify_dirs(path, data))
             cmake.append(data)
         elif language == "shell" and _HIPIFY_TOOL.search(data):
-            scripts[path.name.encode()] = path.resolve().parent
-    for name, folder in scripts.items():
-        if any(name in data and _SCRIPT_CALL.search(data) for data in cmake):
-            dirs.add(folder)
+            scripts[path.name.encode()] = (path, data)
+    for name, (script, data) in scripts.items():
+        if any(name in text and _SCRIPT_CALL.search(text) for text in cmake):
+            dirs.add(script.resolve().parent)
+            dirs.update(_script_targets(script, data))
     return frozenset(dirs)
+
+
+_SH_FUNCTION = re.compile(rb"(?m)^[ \t]*(?:function[ \t]+)?(\w+)[ \t]*\(\)[ \t]*\n?\s*\{")
+_SH_ASSIGN = re.compile(rb"(?m)^[ \t]*(\w+)=([^\s\n][^\n]*?)[ \t]*$")
+_SH_HERE = re.compile(rb'\$\(\s*dirname\s+"?\$(?:\{BASH_SOURCE\[0\]\}|0|\{0\})"?\s*\)')
+_SH_FIND = re.compile(rb"\bfind[ \t]+\./([\w.-]+)")
+
+
+def _function_body(data: bytes, start: int) -> bytes:
+    """The braces-balanced body from the `{` before `start`."""
+    depth, i = 0, data.rindex(b"{", 0, start)
+    for j in range(i, len(data)):
+        depth += {123: 1, 125: -1}.get(data[j], 0)
+        if depth == 0:
+            return data[i : j + 1]
+    return data[i:]
+
+
+def _script_targets(script: Path, data: bytes) -> Iterator[Path]:
+    """Folders a hipify script hands to its own hipify function: faiss/gpu/hipify.sh defines
+    `hipify_dir()` (which `cd`s into `$1` and runs hipify-perl over what `find ./gpu` lists)
+    and calls it as `hipify_dir $dir_name` with `dir_name=$(dirname "${BASH_SOURCE[0]}")/..`.
+    An argument is resolved from the script's folder and plain `name=value` lines (a name
+    assigned twice takes the value last assigned before the call); anything else claims
+    nothing. When the function runs `find ./<sub>` and `<sub>` is a folder of the target, the
+    target's `<sub>` is what it hipifies, else the target itself."""
+    here = str(script.resolve().parent).encode()
+    for match in _SH_FUNCTION.finditer(data):
+        body = _function_body(data, match.end())
+        if not _HIPIFY_TOOL.search(body):
+            continue
+        subs = set(_SH_FIND.findall(body))
+        after = match.start() + len(body)
+        for call in re.finditer(rb"(?m)^[ \t]*" + match.group(1) + rb"[ \t]+(\S+)", data[after:]):
+            where = after + call.start()
+            value: bytes | None = call.group(1).strip(b'"')
+            for name in re.findall(rb"\$\{?(\w+)\}?", value):
+                values = [
+                    m.group(2) for m in _SH_ASSIGN.finditer(data, 0, where) if m.group(1) == name
+                ]
+                if not values:
+                    value = None
+                    break
+                value = re.sub(rb"\$\{?" + name + rb"\}?(?!\w)", values[-1].strip(b'"'), value)
+            if value is None:
+                continue
+            value = _SH_HERE.sub(here, value)
+            if b"$" in value or b"`" in value:
+                continue  # something we cannot evaluate: claim nothing
+            target = (script.resolve().parent / value.decode("utf-8", "replace")).resolve()
+            inner = [target / sub.decode() for sub in subs if (target / sub.decode()).is_dir()]
+            yield from (inner or [target])

@@ -145,3 +145,35 @@ def test_hipify_dir_variable_with_two_values_or_a_list_claims_nothing(tmp_path):
         b"hipify(CUDA_SOURCE_DIR ${PROJECT_SOURCE_DIR}/src)\n"  # no project() above: unknown
     )
     assert hipified_dirs([(cmake, "cmake", data)]) == frozenset()
+
+
+SCRIPT_WITH_TARGETS = """#!/bin/bash
+function convert() {
+    cd "$1" || exit
+    while IFS= read -r -d '' f; do hipify-perl -inplace "$f"; done < <(find ./cuda -print0)
+}
+top=$(dirname "${BASH_SOURCE[0]}")/..
+convert $top
+top=$(dirname "${BASH_SOURCE[0]}")/../../bindings
+convert "$top"
+convert $UNSET_SOMEWHERE
+"""
+
+
+def test_hipify_script_function_targets_are_hipified(tmp_path):
+    from cuda2rocm.build_context import hipified_dirs
+
+    for folder in ("lib/cuda", "bindings/cuda", "bindings/other", "elsewhere/cuda"):
+        (tmp_path / folder).mkdir(parents=True)
+    script = tmp_path / "lib" / "cuda" / "hipify.sh"
+    cmake = tmp_path / "CMakeLists.txt"
+    files = [
+        (script, "shell", SCRIPT_WITH_TARGETS.encode()),
+        (cmake, "cmake", b"execute_process(COMMAND ${PROJECT_SOURCE_DIR}/lib/cuda/hipify.sh)\n"),
+    ]
+    # the script's folder, and the `cuda/` of each resolved target; `$UNSET_SOMEWHERE` is unknown
+    assert hipified_dirs(files) == {
+        (tmp_path / "lib" / "cuda").resolve(),
+        (tmp_path / "bindings" / "cuda").resolve(),
+    }
+    assert hipified_dirs(files[:1]) == frozenset()  # the build never runs it
