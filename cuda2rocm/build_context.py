@@ -75,6 +75,23 @@ class _Sources:
             return self.strings(node.left, scope, depth + 1) + self.strings(
                 node.right, scope, depth + 1
             )
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):  # Path / "part"
+            parts = [self.one(node.left, scope, depth + 1), self.one(node.right, scope, depth + 1)]
+            if all(p is not None for p in parts):
+                return ["/".join(p for p in parts if p != ".") or "."]
+            return []
+        if self.here(node):
+            return ["."]
+        if isinstance(node, ast.Attribute) and node.attr == "parent":
+            above = self.one(node.value, scope, depth + 1)
+            return [] if above is None else [f"{above}/.." if above != "." else ".."]
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in ("resolve", "absolute")
+            and not node.args
+        ):
+            return self.strings(node.func.value, scope, depth + 1)
         if isinstance(node, ast.Call):
             name = ast.unparse(node.func)
             if name in _GLOB and node.args:

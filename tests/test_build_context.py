@@ -177,3 +177,74 @@ def test_hipify_script_function_targets_are_hipified(tmp_path):
         (tmp_path / "bindings" / "cuda").resolve(),
     }
     assert hipified_dirs(files[:1]) == frozenset()  # the build never runs it
+
+
+HIPIFY_HELPER = """
+import os
+from pathlib import Path
+
+
+def run_hipify(root, src, extra):
+    from torch.utils.hipify.hipify_python import hipify as do_hipify
+
+    return do_hipify(project_directory=src, output_directory=src, includes=["*"])
+
+
+def only_some(src):
+    from torch.utils.hipify import hipify_python
+
+    hipify_python.hipify(project_directory=src, includes=["kernels/*.cu"])
+"""
+
+BUILDER = """
+from pathlib import Path
+from .helpers import run_hipify, only_some
+
+def make_ext(src_dir, other):
+    src_dir = Path(src_dir)
+    if is_rocm():
+        run_hipify(Path(__file__).parent.parent, src_dir, [])
+    only_some(src_dir)
+    run_hipify(None, os.environ["SRC"], [])
+"""
+
+HIPIFY_SETUP = """
+from pathlib import Path
+from tools.builder import make_ext
+
+here = Path(__file__).parent.resolve()
+make_ext("pkg/ops/csrc", 1)
+make_ext(here / "pkg" / "more", 2)
+make_ext(other="x", src_dir=here / "pkg" / "kw")
+make_ext(unknown_name, 3)
+"""
+
+
+def test_python_hipify_through_helpers_marks_each_call_site_folder(tmp_path):
+    from cuda2rocm.context.python_hipify import python_hipified_dirs
+
+    files = [
+        (tmp_path / "tools" / "helpers.py", HIPIFY_HELPER.encode()),
+        (tmp_path / "tools" / "builder.py", BUILDER.encode()),
+        (tmp_path / "setup.py", HIPIFY_SETUP.encode()),
+    ]
+    # a literal, a Path expression, a keyword argument; `unknown_name`, the environment variable
+    # and the hipify call restricted by `includes` claim nothing
+    assert python_hipified_dirs(files) == {
+        (tmp_path / "pkg" / "ops" / "csrc").resolve(),
+        (tmp_path / "pkg" / "more").resolve(),
+        (tmp_path / "pkg" / "kw").resolve(),
+    }
+    assert python_hipified_dirs(files[1:]) == frozenset()  # no hipify call in the run
+
+
+def test_python_hipify_call_silences_renames_in_lint(cli, write, tmp_path):
+    write("tools/__init__.py", "")
+    write("tools/helpers.py", HIPIFY_HELPER)
+    write("tools/builder.py", BUILDER)
+    write("setup.py", HIPIFY_SETUP)
+    write("pkg/ops/csrc/kernel.cu", KERNEL)
+    write("pkg/other/kernel.cu", KERNEL)
+    found = _rules_by_folder(cli, tmp_path)
+    assert "csrc" not in found
+    assert {"hip-stream", "hip-include", "vendor-blas-dnn"} <= found["other"]
