@@ -163,6 +163,7 @@ def extension_sources(text: str) -> list[str]:
         return []
     sources = _Sources(tree)
     found: list[str] = []
+    unresolved = False
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
             continue
@@ -173,8 +174,47 @@ def extension_sources(text: str) -> list[str]:
             continue
         values = [kw.value for kw in node.keywords if kw.arg == "sources"]
         values += node.args[1:2]  # CUDAExtension(name, sources) / load(name, sources)
-        for value in values:
-            found += sources.strings(value, scope)
+        named = [x for value in values for x in sources.strings(value, scope)]
+        if values and not named:
+            unresolved = True
+        found += named
+        if name == "load":
+            # load() hipifies every header under extra_include_paths (hipify_python.hipify adds
+            # them to all_files and preprocesses all_files; torch/utils/cpp_extension.py
+            # _jit_compile passes header_include_dirs=extra_include_paths)
+            for kw in node.keywords:
+                if kw.arg == "extra_include_paths":
+                    found += [x.rstrip("/") + "/*" for x in sources.strings(kw.value, scope)]
+    if unresolved:
+        found += _source_literals(tree, sources)
+    return found
+
+
+_SOURCE_SUFFIXES = (".cu", ".cpp", ".cc", ".cxx", ".c")
+
+
+def _source_literals(tree: ast.Module, sources: _Sources) -> list[str]:
+    """A builder's `sources` that cannot be followed (gsplat's `jit.load(sources=params.sources)`
+    with the list built in another function and returned in a SimpleNamespace): the C++/CUDA
+    source paths the module spells out anywhere (literals, `os.path.join` of evaluable parts;
+    no glob pattern, whose folder is not known here), since a module that builds an extension
+    names its sources for that build."""
+    found = []
+    parts = {id(a) for n in ast.walk(tree) if isinstance(n, ast.Call) for a in n.args}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if id(node) in parts:
+                continue  # a part of a call (`join(unknown, "x.cu")`): only the whole counts
+            candidates = [node.value]
+        elif isinstance(node, ast.Call) and ast.unparse(node.func) in _JOIN:
+            candidates = sources.strings(node, sources.scopes.get(id(node), {}))
+        else:
+            continue
+        found += [
+            c
+            for c in candidates
+            if c.endswith(_SOURCE_SUFFIXES) and "\n" not in c and not _WILDCARD.search(c)
+        ]
     return found
 
 

@@ -248,3 +248,43 @@ def test_python_hipify_call_silences_renames_in_lint(cli, write, tmp_path):
     found = _rules_by_folder(cli, tmp_path)
     assert "csrc" not in found
     assert {"hip-stream", "hip-include", "vendor-blas-dnn"} <= found["other"]
+
+
+JIT_BUILD = """
+import os
+from types import SimpleNamespace
+import torch.utils.cpp_extension as jit
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def params():
+    srcs = [os.path.join(HERE, "ext.cpp"), os.path.join(HERE, "csrc", "k.cu")]
+    return SimpleNamespace(sources=srcs, include=os.path.join(HERE, "..", "shared"))
+
+
+def build():
+    p = params()
+    return jit.load(name="x", sources=p.sources, extra_include_paths=[os.path.join(HERE, "inc")])
+"""
+
+
+def test_unfollowed_builder_sources_fall_back_to_the_modules_source_paths(tmp_path):
+    from cuda2rocm.build_context import torch_built_dirs
+
+    build = tmp_path / "pkg" / "build.py"
+    found = torch_built_dirs([(build, JIT_BUILD.encode())])
+    # the module's spelled-out sources, and load()'s include folder (hipified whole)
+    assert found == {
+        (tmp_path / "pkg").resolve(),
+        (tmp_path / "pkg" / "csrc").resolve(),
+        (tmp_path / "pkg" / "inc").resolve(),
+    }
+    # the sources follow: no fallback, and a module naming no source claims nothing
+    followed = JIT_BUILD.replace("sources=p.sources", 'sources=["csrc/k.cu"]')
+    assert torch_built_dirs([(build, followed.encode())]) == {
+        (tmp_path / "pkg" / "csrc").resolve(),
+        (tmp_path / "pkg" / "inc").resolve(),
+    }
+    bare = JIT_BUILD.replace('"ext.cpp"', '"ext"').replace('"k.cu"', '"k"')
+    assert torch_built_dirs([(build, bare.encode())]) == {(tmp_path / "pkg" / "inc").resolve()}
