@@ -175,7 +175,13 @@ def extension_sources(text: str) -> list[str]:
         values = [kw.value for kw in node.keywords if kw.arg == "sources"]
         values += node.args[1:2]  # CUDAExtension(name, sources) / load(name, sources)
         named = [x for value in values for x in sources.strings(value, scope)]
-        if values and not named:
+        if values and not named and name != "load":
+            # setup-time builders only: their hipify covers every header under the setup.py
+            # folder that a source quote-includes (cpp_extension.CUDAExtension passes includes=
+            # [build_dir/*]; hipify_python's mk_repl hipifies those headers recursively), so the
+            # sources' folders stand for their headers. load() hipifies only its sources and
+            # the headers of extra_include_paths (all_files): a folder claim would hide headers
+            # it leaves alone.
             unresolved = True
         found += named
         if name == "load":
@@ -194,11 +200,11 @@ _SOURCE_SUFFIXES = (".cu", ".cpp", ".cc", ".cxx", ".c")
 
 
 def _source_literals(tree: ast.Module, sources: _Sources) -> list[str]:
-    """A builder's `sources` that cannot be followed (gsplat's `jit.load(sources=params.sources)`
-    with the list built in another function and returned in a SimpleNamespace): the C++/CUDA
-    source paths the module spells out anywhere (literals, `os.path.join` of evaluable parts;
-    no glob pattern, whose folder is not known here), since a module that builds an extension
-    names its sources for that build."""
+    """A setup-time builder's `sources` that cannot be followed (`CUDAExtension(sources=
+    params.sources)` with the list built in another function and returned in a namespace): the
+    C++/CUDA source paths the module spells out anywhere (literals, `os.path.join` of evaluable
+    parts; no glob pattern, whose folder is not known here), since a module that builds an
+    extension names its sources for that build."""
     found = []
     parts = {id(a) for n in ast.walk(tree) if isinstance(n, ast.Call) for a in n.args}
     for node in ast.walk(tree):

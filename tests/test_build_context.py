@@ -273,18 +273,17 @@ def test_unfollowed_builder_sources_fall_back_to_the_modules_source_paths(tmp_pa
     from cuda2rocm.build_context import torch_built_dirs
 
     build = tmp_path / "pkg" / "build.py"
-    found = torch_built_dirs([(build, JIT_BUILD.encode())])
-    # the module's spelled-out sources, and load()'s include folder (hipified whole)
-    assert found == {
+    inc = (tmp_path / "pkg" / "inc").resolve()
+    # load() hipifies its sources and the headers of extra_include_paths only: no folder claim
+    # for the sources it cannot follow, the include folder is hipified whole
+    assert torch_built_dirs([(build, JIT_BUILD.encode())]) == {inc}
+    # a setup-time builder hipifies the headers its sources include: the module's spelled-out
+    # sources stand for the list
+    setup = JIT_BUILD.replace("jit.load(", "jit.CUDAExtension(")
+    assert torch_built_dirs([(build, setup.encode())]) == {
         (tmp_path / "pkg").resolve(),
         (tmp_path / "pkg" / "csrc").resolve(),
-        (tmp_path / "pkg" / "inc").resolve(),
     }
-    # the sources follow: no fallback, and a module naming no source claims nothing
-    followed = JIT_BUILD.replace("sources=p.sources", 'sources=["csrc/k.cu"]')
-    assert torch_built_dirs([(build, followed.encode())]) == {
-        (tmp_path / "pkg" / "csrc").resolve(),
-        (tmp_path / "pkg" / "inc").resolve(),
-    }
-    bare = JIT_BUILD.replace('"ext.cpp"', '"ext"').replace('"k.cu"', '"k"')
-    assert torch_built_dirs([(build, bare.encode())]) == {(tmp_path / "pkg" / "inc").resolve()}
+    # a module naming no whole source path claims nothing
+    bare = setup.replace('"ext.cpp"', '"ext"').replace('"k.cu"', '"k"')
+    assert torch_built_dirs([(build, bare.encode())]) == frozenset()
