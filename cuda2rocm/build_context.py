@@ -154,16 +154,18 @@ def _bindings(body: list[ast.stmt]) -> dict[str, list[ast.AST]]:
     return found
 
 
-def extension_sources(text: str) -> list[str]:
+def extension_sources(text: str, files: list[str] | None = None) -> list[str]:
     """Source paths named in extension builders of one Python file (as written; a glob
-    pattern stays a pattern)."""
+    pattern stays a pattern). `files` receives the sources of a `load()` that cannot be
+    followed (the module's spelled-out source paths): torch hipifies those files, not what
+    lies beside them."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []
     sources = _Sources(tree)
     found: list[str] = []
-    unresolved = False
+    unresolved = load_unresolved = False
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
             continue
@@ -183,6 +185,7 @@ def extension_sources(text: str) -> list[str]:
             # the headers of extra_include_paths (all_files): a folder claim would hide headers
             # it leaves alone.
             unresolved = True
+        load_unresolved |= bool(values) and not named and name == "load"
         found += named
         if name == "load":
             # load() hipifies every header under extra_include_paths (hipify_python.hipify adds
@@ -193,6 +196,8 @@ def extension_sources(text: str) -> list[str]:
                     found += [x.rstrip("/") + "/*" for x in sources.strings(kw.value, scope)]
     if unresolved:
         found += _source_literals(tree, sources)
+    elif load_unresolved and files is not None:
+        files += _source_literals(tree, sources)
     return found
 
 
@@ -245,13 +250,15 @@ def torch_built_dirs(python_files: Iterable[tuple[Path, bytes]]) -> frozenset[Pa
             continue
         text = data.decode("utf-8", "replace")
         base = path.resolve().parent
-        for source in extension_sources(text):
+        files: list[str] = []
+        for source in extension_sources(text, files):
             parts = Path(source).parts
             cut = next((i for i, part in enumerate(parts) if _WILDCARD.search(part)), None)
             if cut is None:
                 dirs.add((base / source).resolve().parent)
             elif cut > 0 or Path(source).is_absolute():
                 dirs.add((base / Path(*parts[:cut])).resolve())
+        dirs.update((base / f).resolve() for f in files)  # a file: is_torch_built matches itself
     return frozenset(dirs)
 
 

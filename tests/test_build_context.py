@@ -270,13 +270,18 @@ def build():
 
 
 def test_unfollowed_builder_sources_fall_back_to_the_modules_source_paths(tmp_path):
-    from cuda2rocm.build_context import torch_built_dirs
+    from cuda2rocm.build_context import is_torch_built, torch_built_dirs
 
     build = tmp_path / "pkg" / "build.py"
     inc = (tmp_path / "pkg" / "inc").resolve()
-    # load() hipifies its sources and the headers of extra_include_paths only: no folder claim
-    # for the sources it cannot follow, the include folder is hipified whole
-    assert torch_built_dirs([(build, JIT_BUILD.encode())]) == {inc}
+    # load() hipifies its sources and the headers of extra_include_paths only: the sources it
+    # cannot follow are the module's spelled-out source files (no folder), the include folder
+    # is hipified whole
+    found = torch_built_dirs([(build, JIT_BUILD.encode())])
+    kernel = (tmp_path / "pkg" / "csrc" / "k.cu").resolve()
+    assert found == {inc, kernel, (tmp_path / "pkg" / "ext.cpp").resolve()}
+    assert is_torch_built(str(kernel), found)
+    assert not is_torch_built(str(tmp_path / "pkg" / "csrc" / "k.cuh"), found)  # beside it
     # a setup-time builder hipifies the headers its sources include: the module's spelled-out
     # sources stand for the list
     setup = JIT_BUILD.replace("jit.load(", "jit.CUDAExtension(")
