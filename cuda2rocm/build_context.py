@@ -258,7 +258,9 @@ def torch_built_dirs(python_files: Iterable[tuple[Path, bytes]]) -> frozenset[Pa
                 dirs.add((base / source).resolve().parent)
             elif cut > 0 or Path(source).is_absolute():
                 dirs.add((base / Path(*parts[:cut])).resolve())
-        dirs.update((base / f).resolve() for f in files)  # a file: is_torch_built matches itself
+        # a file: is_torch_built matches itself; only one that exists (a bare literal may be
+        # joined onto another folder in code not followed here)
+        dirs.update(f for f in ((base / f).resolve() for f in files) if f.is_file())
     return frozenset(dirs)
 
 

@@ -277,9 +277,11 @@ def test_unfollowed_builder_sources_fall_back_to_the_modules_source_paths(tmp_pa
     # load() hipifies its sources and the headers of extra_include_paths only: the sources it
     # cannot follow are the module's spelled-out source files (no folder), the include folder
     # is hipified whole
+    kernel = tmp_path / "pkg" / "csrc" / "k.cu"
+    kernel.parent.mkdir(parents=True)
+    kernel.write_text("__global__ void k() {}\n")
     found = torch_built_dirs([(build, JIT_BUILD.encode())])
-    kernel = (tmp_path / "pkg" / "csrc" / "k.cu").resolve()
-    assert found == {inc, kernel, (tmp_path / "pkg" / "ext.cpp").resolve()}
+    assert found == {inc, kernel.resolve()}  # ext.cpp does not exist: not claimed
     assert is_torch_built(str(kernel), found)
     assert not is_torch_built(str(tmp_path / "pkg" / "csrc" / "k.cuh"), found)  # beside it
     # a setup-time builder hipifies the headers its sources include: the module's spelled-out
