@@ -75,6 +75,23 @@ class _Sources:
             return self.strings(node.left, scope, depth + 1) + self.strings(
                 node.right, scope, depth + 1
             )
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):  # Path / "part"
+            parts = [self.one(node.left, scope, depth + 1), self.one(node.right, scope, depth + 1)]
+            if all(p is not None for p in parts):
+                return ["/".join(p for p in parts if p != ".") or "."]
+            return []
+        if self.here(node):
+            return ["."]
+        if isinstance(node, ast.Attribute) and node.attr == "parent":
+            above = self.one(node.value, scope, depth + 1)
+            return [] if above is None else [f"{above}/.." if above != "." else ".."]
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in ("resolve", "absolute")
+            and not node.args
+        ):
+            return self.strings(node.func.value, scope, depth + 1)
         if isinstance(node, ast.Call):
             name = ast.unparse(node.func)
             if name in _GLOB and node.args:
@@ -137,15 +154,18 @@ def _bindings(body: list[ast.stmt]) -> dict[str, list[ast.AST]]:
     return found
 
 
-def extension_sources(text: str) -> list[str]:
+def extension_sources(text: str, files: list[str] | None = None) -> list[str]:
     """Source paths named in extension builders of one Python file (as written; a glob
-    pattern stays a pattern)."""
+    pattern stays a pattern). `files` receives the sources of a `load()` that cannot be
+    followed (the module's spelled-out source paths): torch hipifies those files, not what
+    lies beside them."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []
     sources = _Sources(tree)
     found: list[str] = []
+    unresolved = load_unresolved = False
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
             continue
@@ -156,8 +176,56 @@ def extension_sources(text: str) -> list[str]:
             continue
         values = [kw.value for kw in node.keywords if kw.arg == "sources"]
         values += node.args[1:2]  # CUDAExtension(name, sources) / load(name, sources)
-        for value in values:
-            found += sources.strings(value, scope)
+        named = [x for value in values for x in sources.strings(value, scope)]
+        if values and not named and name != "load":
+            # setup-time builders only: their hipify covers every header under the setup.py
+            # folder that a source quote-includes (cpp_extension.CUDAExtension passes includes=
+            # [build_dir/*]; hipify_python's mk_repl hipifies those headers recursively), so the
+            # sources' folders stand for their headers. load() hipifies only its sources and
+            # the headers of extra_include_paths (all_files): a folder claim would hide headers
+            # it leaves alone.
+            unresolved = True
+        load_unresolved |= bool(values) and not named and name == "load"
+        found += named
+        if name == "load":
+            # load() hipifies every header under extra_include_paths (hipify_python.hipify adds
+            # them to all_files and preprocesses all_files; torch/utils/cpp_extension.py
+            # _jit_compile passes header_include_dirs=extra_include_paths)
+            for kw in node.keywords:
+                if kw.arg == "extra_include_paths":
+                    found += [x.rstrip("/") + "/*" for x in sources.strings(kw.value, scope)]
+    if unresolved:
+        found += _source_literals(tree, sources)
+    elif load_unresolved and files is not None:
+        files += _source_literals(tree, sources)
+    return found
+
+
+_SOURCE_SUFFIXES = (".cu", ".cpp", ".cc", ".cxx", ".c")
+
+
+def _source_literals(tree: ast.Module, sources: _Sources) -> list[str]:
+    """A setup-time builder's `sources` that cannot be followed (`CUDAExtension(sources=
+    params.sources)` with the list built in another function and returned in a namespace): the
+    C++/CUDA source paths the module spells out anywhere (literals, `os.path.join` of evaluable
+    parts; no glob pattern, whose folder is not known here), since a module that builds an
+    extension names its sources for that build."""
+    found = []
+    parts = {id(a) for n in ast.walk(tree) if isinstance(n, ast.Call) for a in n.args}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if id(node) in parts:
+                continue  # a part of a call (`join(unknown, "x.cu")`): only the whole counts
+            candidates = [node.value]
+        elif isinstance(node, ast.Call) and ast.unparse(node.func) in _JOIN:
+            candidates = sources.strings(node, sources.scopes.get(id(node), {}))
+        else:
+            continue
+        found += [
+            c
+            for c in candidates
+            if c.endswith(_SOURCE_SUFFIXES) and "\n" not in c and not _WILDCARD.search(c)
+        ]
     return found
 
 
@@ -182,13 +250,17 @@ def torch_built_dirs(python_files: Iterable[tuple[Path, bytes]]) -> frozenset[Pa
             continue
         text = data.decode("utf-8", "replace")
         base = path.resolve().parent
-        for source in extension_sources(text):
+        files: list[str] = []
+        for source in extension_sources(text, files):
             parts = Path(source).parts
             cut = next((i for i, part in enumerate(parts) if _WILDCARD.search(part)), None)
             if cut is None:
                 dirs.add((base / source).resolve().parent)
             elif cut > 0 or Path(source).is_absolute():
                 dirs.add((base / Path(*parts[:cut])).resolve())
+        # a file: is_torch_built matches itself; only one that exists (a bare literal may be
+        # joined onto another folder in code not followed here)
+        dirs.update(f for f in ((base / f).resolve() for f in files) if f.is_file())
     return frozenset(dirs)
 
 
@@ -211,22 +283,81 @@ def is_torch_built(path: str, dirs: frozenset[Path]) -> bool:
 
 _CMAKE_HIPIFY = re.compile(rb"(?im)^[ \t]*hipify[ \t]*\(([^)]*)\)")
 _SOURCE_DIR = re.compile(rb'CUDA_SOURCE_DIR\s+"?([^\s")]+)')
-_CMAKE_HERE = (b"${CMAKE_CURRENT_SOURCE_DIR}", b"${CMAKE_CURRENT_LIST_DIR}")
 _HIPIFY_TOOL = re.compile(rb"(?m)^[^#\n]*\bhipify-(?:perl|clang)\b")
 _SCRIPT_CALL = re.compile(rb"(?i)\b(?:execute_process|add_custom_command|add_custom_target)\b")
 
 
+_CMAKE_SET = re.compile(rb"(?im)^[ \t]*set[ \t]*\([ \t]*(\w+)[ \t]+([^)]*)\)")
+_CMAKE_VAR = re.compile(rb"\$\{(\w+)\}")
+_CMAKE_PROJECT = re.compile(rb"(?im)^[ \t]*project[ \t]*\(")
+
+
+def _project_dir(here: Path) -> Path | None:
+    """`PROJECT_SOURCE_DIR` of a CMake file in `here`: the nearest folder at or above it whose
+    CMakeLists.txt calls `project()` (a subdirectory without one inherits its parent's)."""
+    for folder in (here, *here.parents):
+        try:
+            if _CMAKE_PROJECT.search((folder / "CMakeLists.txt").read_bytes()):
+                return folder
+        except OSError:
+            continue
+    return None
+
+
+def _cmake_variables(path: Path, data: bytes) -> dict[bytes, bytes | None]:
+    """The folder variables a CMake file can name, as paths: the standard current-folder ones,
+    `PROJECT_SOURCE_DIR`, and the file's own single-valued `set(var value)`; a variable set to
+    two different values (or to a list) is None: unknown."""
+    here = path.resolve().parent
+    known: dict[bytes, bytes | None] = {
+        b"CMAKE_CURRENT_SOURCE_DIR": str(here).encode(),
+        b"CMAKE_CURRENT_LIST_DIR": str(here).encode(),
+    }
+    project = _project_dir(here)
+    if project is not None:
+        known[b"PROJECT_SOURCE_DIR"] = str(project).encode()
+    for match in _CMAKE_SET.finditer(data):
+        name, values = match.group(1), match.group(2).split()
+        value = values[0].strip(b'"') if len(values) == 1 else None
+        if name in known and known[name] != value:
+            value = None  # set twice to different values, or a list: unknown
+        known[name] = value
+    return known
+
+
+def _cmake_expand(value: bytes, known: dict[bytes, bytes | None], depth: int = 0) -> bytes | None:
+    """`value` with its `${var}` references replaced; None when one is unknown."""
+    unknown = False
+
+    def substitute(match: re.Match[bytes]) -> bytes:
+        nonlocal unknown
+        found = known.get(match.group(1))
+        if found is None or depth > 8:
+            unknown = True
+            return b""
+        expanded = _cmake_expand(found, known, depth + 1)
+        if expanded is None:
+            unknown = True
+            return b""
+        return expanded
+
+    out = _CMAKE_VAR.sub(substitute, value)
+    return None if unknown else out
+
+
 def _cmake_hipify_dirs(path: Path, data: bytes) -> Iterator[Path]:
     here = path.resolve().parent
+    known: dict[bytes, bytes | None] | None = None
     for call in _CMAKE_HIPIFY.finditer(data):
         match = _SOURCE_DIR.search(call.group(1))
         if match is None:
             continue
-        value = match.group(1)
-        for token in _CMAKE_HERE:
-            value = value.replace(token, b".")
+        value: bytes | None = match.group(1)
         if b"${" in value:
-            continue  # a variable we cannot resolve: claim nothing
+            known = known if known is not None else _cmake_variables(path, data)
+            value = _cmake_expand(value, known)
+            if value is None:
+                continue  # a variable we cannot resolve: claim nothing
         yield (here / value.decode("utf-8", "replace")).resolve()
 
 
@@ -235,15 +366,68 @@ def hipified_dirs(files: Iterable[tuple[Path, str, bytes]]) -> frozenset[Path]:
     the run's CMake and shell files: a CMake `hipify(CUDA_SOURCE_DIR <dir>)` call, or a shell
     script that runs hipify-perl/hipify-clang and that a CMake file runs (its own folder)."""
     dirs: set[Path] = set()
-    scripts: dict[bytes, Path] = {}
+    scripts: dict[bytes, tuple[Path, bytes]] = {}
     cmake: list[bytes] = []
     for path, language, data in files:
         if language == "cmake" and b"hipify" in data.lower():
             dirs.update(_cmake_hipify_dirs(path, data))
             cmake.append(data)
         elif language == "shell" and _HIPIFY_TOOL.search(data):
-            scripts[path.name.encode()] = path.resolve().parent
-    for name, folder in scripts.items():
-        if any(name in data and _SCRIPT_CALL.search(data) for data in cmake):
-            dirs.add(folder)
+            scripts[path.name.encode()] = (path, data)
+    for name, (script, data) in scripts.items():
+        if any(name in text and _SCRIPT_CALL.search(text) for text in cmake):
+            dirs.add(script.resolve().parent)
+            dirs.update(_script_targets(script, data))
     return frozenset(dirs)
+
+
+_SH_FUNCTION = re.compile(rb"(?m)^[ \t]*(?:function[ \t]+)?(\w+)[ \t]*\(\)[ \t]*\n?\s*\{")
+_SH_ASSIGN = re.compile(rb"(?m)^[ \t]*(\w+)=([^\s\n][^\n]*?)[ \t]*$")
+_SH_HERE = re.compile(rb'\$\(\s*dirname\s+"?\$(?:\{BASH_SOURCE\[0\]\}|0|\{0\})"?\s*\)')
+_SH_FIND = re.compile(rb"\bfind[ \t]+\./([\w.-]+)")
+
+
+def _function_body(data: bytes, start: int) -> bytes:
+    """The braces-balanced body from the `{` before `start`."""
+    depth, i = 0, data.rindex(b"{", 0, start)
+    for j in range(i, len(data)):
+        depth += {123: 1, 125: -1}.get(data[j], 0)
+        if depth == 0:
+            return data[i : j + 1]
+    return data[i:]
+
+
+def _script_targets(script: Path, data: bytes) -> Iterator[Path]:
+    """Folders a hipify script hands to its own hipify function: faiss/gpu/hipify.sh defines
+    `hipify_dir()` (which `cd`s into `$1` and runs hipify-perl over what `find ./gpu` lists)
+    and calls it as `hipify_dir $dir_name` with `dir_name=$(dirname "${BASH_SOURCE[0]}")/..`.
+    An argument is resolved from the script's folder and plain `name=value` lines (a name
+    assigned twice takes the value last assigned before the call); anything else claims
+    nothing. When the function runs `find ./<sub>` and `<sub>` is a folder of the target, the
+    target's `<sub>` is what it hipifies, else the target itself."""
+    here = str(script.resolve().parent).encode()
+    for match in _SH_FUNCTION.finditer(data):
+        body = _function_body(data, match.end())
+        if not _HIPIFY_TOOL.search(body):
+            continue
+        subs = set(_SH_FIND.findall(body))
+        after = match.start() + len(body)
+        for call in re.finditer(rb"(?m)^[ \t]*" + match.group(1) + rb"[ \t]+(\S+)", data[after:]):
+            where = after + call.start()
+            value: bytes | None = call.group(1).strip(b'"')
+            for name in re.findall(rb"\$\{?(\w+)\}?", value):
+                values = [
+                    m.group(2) for m in _SH_ASSIGN.finditer(data, 0, where) if m.group(1) == name
+                ]
+                if not values:
+                    value = None
+                    break
+                value = re.sub(rb"\$\{?" + name + rb"\}?(?!\w)", values[-1].strip(b'"'), value)
+            if value is None:
+                continue
+            value = _SH_HERE.sub(here, value)
+            if b"$" in value or b"`" in value:
+                continue  # something we cannot evaluate: claim nothing
+            target = (script.resolve().parent / value.decode("utf-8", "replace")).resolve()
+            inner = [target / sub.decode() for sub in subs if (target / sub.decode()).is_dir()]
+            yield from (inner or [target])

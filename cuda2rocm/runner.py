@@ -223,17 +223,20 @@ def prepare(linter: Linter, items: list[Found], read: list[tuple[int, Found, byt
     macros' digest is added to C++ files' keys only)."""
     from cuda2rocm.context import build_defines
     from cuda2rocm.context.project_macros import ProjectMacros
+    from cuda2rocm.context.python_hipify import python_hipified_dirs
 
     have = {index: data for index, _, data in read}
-    python = _contents(items, have, lambda i: i.language == "python")
-    linter.torch_built_dirs = torch_built_dirs((i.path, d) for i, d in python)
+    python = [(i.path, d) for i, d in _contents(items, have, lambda i: i.language == "python")]
+    linter.torch_built_dirs = torch_built_dirs(python)
     texts = {
         item.display: have[index].decode("utf-8", "replace")
         for index, item in enumerate(items)
         if item.language == "cuda" and index in have
     }
     scripts = _contents(items, have, lambda i: i.language in ("cmake", "shell"))
-    linter.hipified_dirs = hipified_dirs((i.path, i.language, d) for i, d in scripts)
+    linter.hipified_dirs = hipified_dirs(
+        (i.path, i.language, d) for i, d in scripts
+    ) | python_hipified_dirs(python)
     builds = [
         (item.path, item.display, data)
         for item, data in _contents(items, have, _is_build_file)

@@ -116,3 +116,181 @@ def test_unresolved_hipify_dir_claims_nothing(tmp_path):
     cmake = tmp_path / "CMakeLists.txt"
     data = b"hipify(CUDA_SOURCE_DIR ${SOME_VAR}/src)\nhipify(CUDA_SOURCE_DIR csrc)\n"
     assert hipified_dirs([(cmake, "cmake", data)]) == {(tmp_path / "csrc").resolve()}
+
+
+def test_hipify_dir_through_set_variables_and_project_dir(tmp_path):
+    from cuda2rocm.build_context import hipified_dirs
+
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "CMakeLists.txt").write_text("project(t LANGUAGES CXX)\n")
+    cmake = tmp_path / "tests" / "op" / "CMakeLists.txt"
+    data = (
+        b"set(src_dir ${PROJECT_SOURCE_DIR} )\nhipify(CUDA_SOURCE_DIR ${src_dir}\n"
+        b"  HEADER_INCLUDE_DIR ${inc})\n"
+        b'set(gpu "${CMAKE_CURRENT_SOURCE_DIR}/gpu")\nhipify(CUDA_SOURCE_DIR ${gpu})\n'
+    )
+    assert hipified_dirs([(cmake, "cmake", data)]) == {
+        (tmp_path / "tests").resolve(),
+        (tmp_path / "tests" / "op" / "gpu").resolve(),
+    }
+
+
+def test_hipify_dir_variable_with_two_values_or_a_list_claims_nothing(tmp_path):
+    from cuda2rocm.build_context import hipified_dirs
+
+    cmake = tmp_path / "CMakeLists.txt"
+    data = (
+        b"if(A)\n set(d a)\nelse()\n set(d b)\nendif()\nhipify(CUDA_SOURCE_DIR ${d})\n"
+        b"set(l x y)\nhipify(CUDA_SOURCE_DIR ${l})\n"
+        b"hipify(CUDA_SOURCE_DIR ${PROJECT_SOURCE_DIR}/src)\n"  # no project() above: unknown
+    )
+    assert hipified_dirs([(cmake, "cmake", data)]) == frozenset()
+
+
+SCRIPT_WITH_TARGETS = """#!/bin/bash
+function convert() {
+    cd "$1" || exit
+    while IFS= read -r -d '' f; do hipify-perl -inplace "$f"; done < <(find ./cuda -print0)
+}
+top=$(dirname "${BASH_SOURCE[0]}")/..
+convert $top
+top=$(dirname "${BASH_SOURCE[0]}")/../../bindings
+convert "$top"
+convert $UNSET_SOMEWHERE
+"""
+
+
+def test_hipify_script_function_targets_are_hipified(tmp_path):
+    from cuda2rocm.build_context import hipified_dirs
+
+    for folder in ("lib/cuda", "bindings/cuda", "bindings/other", "elsewhere/cuda"):
+        (tmp_path / folder).mkdir(parents=True)
+    script = tmp_path / "lib" / "cuda" / "hipify.sh"
+    cmake = tmp_path / "CMakeLists.txt"
+    files = [
+        (script, "shell", SCRIPT_WITH_TARGETS.encode()),
+        (cmake, "cmake", b"execute_process(COMMAND ${PROJECT_SOURCE_DIR}/lib/cuda/hipify.sh)\n"),
+    ]
+    # the script's folder, and the `cuda/` of each resolved target; `$UNSET_SOMEWHERE` is unknown
+    assert hipified_dirs(files) == {
+        (tmp_path / "lib" / "cuda").resolve(),
+        (tmp_path / "bindings" / "cuda").resolve(),
+    }
+    assert hipified_dirs(files[:1]) == frozenset()  # the build never runs it
+
+
+HIPIFY_HELPER = """
+import os
+from pathlib import Path
+
+
+def run_hipify(root, src, extra):
+    from torch.utils.hipify.hipify_python import hipify as do_hipify
+
+    return do_hipify(project_directory=src, output_directory=src, includes=["*"])
+
+
+def only_some(src):
+    from torch.utils.hipify import hipify_python
+
+    hipify_python.hipify(project_directory=src, includes=["kernels/*.cu"])
+"""
+
+BUILDER = """
+from pathlib import Path
+from .helpers import run_hipify, only_some
+
+def make_ext(src_dir, other):
+    src_dir = Path(src_dir)
+    if is_rocm():
+        run_hipify(Path(__file__).parent.parent, src_dir, [])
+    only_some(src_dir)
+    run_hipify(None, os.environ["SRC"], [])
+"""
+
+HIPIFY_SETUP = """
+from pathlib import Path
+from tools.builder import make_ext
+
+here = Path(__file__).parent.resolve()
+make_ext("pkg/ops/csrc", 1)
+make_ext(here / "pkg" / "more", 2)
+make_ext(other="x", src_dir=here / "pkg" / "kw")
+make_ext(unknown_name, 3)
+"""
+
+
+def test_python_hipify_through_helpers_marks_each_call_site_folder(tmp_path):
+    from cuda2rocm.context.python_hipify import python_hipified_dirs
+
+    files = [
+        (tmp_path / "tools" / "helpers.py", HIPIFY_HELPER.encode()),
+        (tmp_path / "tools" / "builder.py", BUILDER.encode()),
+        (tmp_path / "setup.py", HIPIFY_SETUP.encode()),
+    ]
+    # a literal, a Path expression, a keyword argument; `unknown_name`, the environment variable
+    # and the hipify call restricted by `includes` claim nothing
+    assert python_hipified_dirs(files) == {
+        (tmp_path / "pkg" / "ops" / "csrc").resolve(),
+        (tmp_path / "pkg" / "more").resolve(),
+        (tmp_path / "pkg" / "kw").resolve(),
+    }
+    assert python_hipified_dirs(files[1:]) == frozenset()  # no hipify call in the run
+
+
+def test_python_hipify_call_silences_renames_in_lint(cli, write, tmp_path):
+    write("tools/__init__.py", "")
+    write("tools/helpers.py", HIPIFY_HELPER)
+    write("tools/builder.py", BUILDER)
+    write("setup.py", HIPIFY_SETUP)
+    write("pkg/ops/csrc/kernel.cu", KERNEL)
+    write("pkg/other/kernel.cu", KERNEL)
+    found = _rules_by_folder(cli, tmp_path)
+    assert "csrc" not in found
+    assert {"hip-stream", "hip-include", "vendor-blas-dnn"} <= found["other"]
+
+
+JIT_BUILD = """
+import os
+from types import SimpleNamespace
+import torch.utils.cpp_extension as jit
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def params():
+    srcs = [os.path.join(HERE, "ext.cpp"), os.path.join(HERE, "csrc", "k.cu")]
+    return SimpleNamespace(sources=srcs, include=os.path.join(HERE, "..", "shared"))
+
+
+def build():
+    p = params()
+    return jit.load(name="x", sources=p.sources, extra_include_paths=[os.path.join(HERE, "inc")])
+"""
+
+
+def test_unfollowed_builder_sources_fall_back_to_the_modules_source_paths(tmp_path):
+    from cuda2rocm.build_context import is_torch_built, torch_built_dirs
+
+    build = tmp_path / "pkg" / "build.py"
+    inc = (tmp_path / "pkg" / "inc").resolve()
+    # load() hipifies its sources and the headers of extra_include_paths only: the sources it
+    # cannot follow are the module's spelled-out source files (no folder), the include folder
+    # is hipified whole
+    kernel = tmp_path / "pkg" / "csrc" / "k.cu"
+    kernel.parent.mkdir(parents=True)
+    kernel.write_text("__global__ void k() {}\n")
+    found = torch_built_dirs([(build, JIT_BUILD.encode())])
+    assert found == {inc, kernel.resolve()}  # ext.cpp does not exist: not claimed
+    assert is_torch_built(str(kernel), found)
+    assert not is_torch_built(str(tmp_path / "pkg" / "csrc" / "k.cuh"), found)  # beside it
+    # a setup-time builder hipifies the headers its sources include: the module's spelled-out
+    # sources stand for the list
+    setup = JIT_BUILD.replace("jit.load(", "jit.CUDAExtension(")
+    assert torch_built_dirs([(build, setup.encode())]) == {
+        (tmp_path / "pkg").resolve(),
+        (tmp_path / "pkg" / "csrc").resolve(),
+    }
+    # a module naming no whole source path claims nothing
+    bare = setup.replace('"ext.cpp"', '"ext"').replace('"k.cu"', '"k"')
+    assert torch_built_dirs([(build, bare.encode())]) == frozenset()
