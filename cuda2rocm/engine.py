@@ -185,6 +185,7 @@ class Linter:
             found += self._lint_embedded(source)
         found = self._guard(source, found)
         found = self._suppress(source, found)
+        found = merge_same_line(found)
         if self.severity:
             found = [
                 dataclasses.replace(d, severity=self.severity[d.rule])
@@ -491,6 +492,59 @@ def _one_per_line(found: list[Diagnostic]) -> list[Diagnostic]:
             continue
         edits = tuple(sorted(set(first.fix.edits) | set(extra)))
         out[seen[key]] = dataclasses.replace(first, fix=dataclasses.replace(first.fix, edits=edits))
+    return out
+
+
+def _clause(message: str) -> str:
+    """The leading clause of a message, which names its construct (`x` is ..., NAME: ...):
+    up to the first `: `, `; ` or `, ` outside backticks and brackets."""
+    depth, quoted = 0, False
+    for i, ch in enumerate(message):
+        if ch == "`":
+            quoted = not quoted
+        elif not quoted and ch in "([{":
+            depth += 1
+        elif not quoted and ch in ")]}":
+            depth = max(depth - 1, 0)
+        elif not quoted and not depth and ch in ":;," and message[i + 1 : i + 2] == " ":
+            return message[:i]
+    return message
+
+
+def merge_same_line(found: list[Diagnostic]) -> list[Diagnostic]:
+    """One construct, one finding: the findings one rule makes on one line for several names
+    of the same construct (`cudaDataType_t t = CUDA_R_32F`, `--runtime=nvidia --gpus=all`)
+    become the first one, whose message lists the others' leading clauses. Findings with
+    fixes merge only when their edits do not overlap and have the same safety (the union of
+    the edits is applied, as before); otherwise both are kept."""
+    out: list[Diagnostic] = []
+    first_of: dict[tuple, int] = {}
+    also: dict[int, list[str]] = {}
+    for d in found:
+        key = (d.path, d.rule, d.position.line, d.severity, d.guarded, d.fix is None)
+        if key not in first_of:
+            first_of[key] = len(out)
+            out.append(d)
+            continue
+        index = first_of[key]
+        first = out[index]
+        fix = first.fix
+        if d.fix is not None and fix is not None:
+            extra = tuple(e for e in d.fix.edits if e not in fix.edits)
+            if fix.safety != d.fix.safety or fix.overlaps(dataclasses.replace(d.fix, edits=extra)):
+                out.append(d)  # a conflicting fix: keep both rather than lose one
+                continue
+            edits = tuple(sorted(set(fix.edits) | set(extra)))
+            out[index] = dataclasses.replace(first, fix=dataclasses.replace(fix, edits=edits))
+        clause = _clause(d.message)
+        if d.message != first.message and clause not in also.setdefault(index, []):
+            also[index].append(clause)
+    for index, clauses in also.items():
+        if clauses:
+            d = out[index]
+            out[index] = dataclasses.replace(
+                d, message=f"{d.message} (also on this line: {'; '.join(clauses)})"
+            )
     return out
 
 

@@ -58,6 +58,35 @@ class Rule(NameAware):
         self._protected: set[int] = set()
         self._shown: list[cst.BaseExpression] = []
         self._module: cst.Module | None = None
+        self._bound: dict[str, list[str]] = {}
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            if isinstance(target.target, cst.Name):
+                self._bound.setdefault(target.target.value, []).append(self.text(node.value))
+
+    def _rocm_test(self, node: cst.CSTNode) -> bool:
+        """`node` tests ROCm: it names ROCM_HOME/IS_HIP_EXTENSION/torch.version.hip, or is a
+        name bound to such a test (`is_rocm = torch.version.hip is not None`)."""
+        text = self.text(node)
+        if any(name in text for name in ROCM_AWARE):
+            return True
+        return isinstance(node, cst.Name) and any(
+            any(name in value for name in ROCM_AWARE) for value in self._bound.get(node.value, [])
+        )
+
+    def _or_rocm(self, where: cst.CSTNode) -> bool:
+        """The gate is one side of an `or` whose other side tests ROCm: ROCm is accepted."""
+        child = where
+        for parent in self.ancestors(where):
+            if not isinstance(parent, cst.BooleanOperation):
+                return False
+            if isinstance(parent.operator, cst.Or):
+                other = parent.right if child is parent.left else parent.left
+                if self._rocm_test(other):
+                    return True
+            child = parent
+        return False
 
     def visit_Module(self, node: cst.Module) -> None:
         self._module = node
@@ -224,6 +253,8 @@ class Rule(NameAware):
         used = bool(self._paths)
         for where, use, kind in self._gates:
             if kind != "is-none" and self._only_protects(where):
+                continue
+            if kind != "is-none" and self._or_rocm(where):
                 continue
             self._gate(where, use, kind, used)
         for use in self._paths:

@@ -1,7 +1,9 @@
 """fp8-dtype: OCP float8 dtypes, which MI300 (gfx942) does not have.
 
 MI300 supports the FNUZ variants only; OCP float8 arrives with gfx950 and gfx12. A use inside
-a branch that already tells the platforms (or the GPU architecture) apart is not reported.
+a branch that already tells the platforms (or the GPU architecture) apart is not reported, nor is
+a use that only tests a dtype (`dtype == torch.float8_e4m3fn`, `dtype in (...)`, a dict key):
+nothing is created there, and the porter changes the place where the format is chosen.
 No automatic fix: the FNUZ formats have a different exponent bias and range, so scales change.
 """
 
@@ -39,7 +41,7 @@ class Rule(NameAware):
 
     def _check(self, node: cst.CSTNode) -> None:
         names = self.qualified_names(node) & set(OCP)
-        if not names or self._guard.rocm_aware(node):
+        if not names or self._only_tested(node) or self._guard.rocm_aware(node):
             return
         ocp = sorted(names)[0]
         self.report(
@@ -49,3 +51,18 @@ class Rule(NameAware):
             "the dtype by get_device_properties().gcnArchName on ROCm (exponent bias and range "
             "differ, so scales need review)",
         )
+
+    def _only_tested(self, node: cst.CSTNode) -> bool:
+        """The dtype is only compared or looked up: an operand of `==`/`!=`/`is`/`in` (also an
+        element of the container tested with `in`), or a dict key."""
+        child: cst.CSTNode = node
+        for parent in self.ancestors(node):
+            if isinstance(parent, (cst.Element, cst.Tuple, cst.List, cst.Set)):
+                child = parent
+                continue
+            if isinstance(parent, (cst.Comparison, cst.ComparisonTarget)):
+                return True
+            if isinstance(parent, cst.DictElement):
+                return child is parent.key
+            return False
+        return False

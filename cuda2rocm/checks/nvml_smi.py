@@ -23,6 +23,15 @@ RUNNERS = {
     for n in ("run", "call", "check_call", "check_output", "Popen", "getoutput", "getstatusoutput")
 } | {"os.system", "os.popen"}
 SMI = re.compile(r"(?:^|[\s/;&|(])nvidia-smi(?:\s|$|[;&|)])")
+#: Exceptions that catch the FileNotFoundError of a missing executable.
+MISSING = {
+    "FileNotFoundError",
+    "OSError",
+    "IOError",
+    "EnvironmentError",
+    "Exception",
+    "BaseException",
+}
 HELPERS = (
     "torch.cuda.memory_usage/utilization/temperature/power_draw/clock_rate/device_memory_used, "
     "which use pynvml on CUDA and amdsmi on ROCm"
@@ -67,6 +76,19 @@ class Rule(NameAware):
                         return True
         return False
 
+    def _handles_missing(self, node: cst.CSTNode) -> bool:
+        """`node` sits in the body of a `try` whose handler catches FileNotFoundError."""
+        child = node
+        for ancestor in self.ancestors(node):
+            if isinstance(ancestor, cst.Try) and child is ancestor.body:
+                for handler in ancestor.handlers:
+                    if handler.type is None or MISSING.intersection(
+                        re.findall(r"\w+", self.text(handler.type))
+                    ):
+                        return True
+            child = ancestor
+        return False
+
     # -- calls -----------------------------------------------------------------------------
     def visit_Call(self, node: cst.Call) -> None:
         names = self.qualified_names(node.func)
@@ -82,7 +104,15 @@ class Rule(NameAware):
             command = _command_head(node.args[0].value)
             if command is None or self._guard.rocm_aware(node):
                 return
-            if prints_only(self, node):
+            if self._handles_missing(node):
+                self.report(
+                    command,
+                    "runs nvidia-smi inside a try that catches the missing executable: on AMD "
+                    "hosts the handler's fallback runs; check that it is right there, or query "
+                    "the GPU with " + HELPERS,
+                    severity=Severity.INFO,
+                )
+            elif prints_only(self, node):
                 self.report(
                     command,
                     "runs nvidia-smi through the shell and ignores the result: on AMD hosts the "

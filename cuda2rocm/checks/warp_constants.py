@@ -281,7 +281,25 @@ def _compared_with_32(view: CppView, ident: Node) -> bool:
     if op is None or view.text(op) not in ("==", "!="):
         return False
     other = [c for c in (parent.child_by_field_name(f) for f in ("left", "right")) if c != ident]
-    return bool(other) and view.text(other[0]).rstrip("uU") == "32"
+    if not other or view.text(other[0]).rstrip("uU") != "32":
+        return False
+    return view.text(op) != "==" or not _or_accepts_64(view, parent, view.text(ident))
+
+
+def _or_accepts_64(view: CppView, comparison: Node, operand: str) -> bool:
+    """`warpSize == 32 || warpSize == 64`: the test accepts 64-lane wavefronts too."""
+    top = comparison
+    while top.parent is not None and (
+        top.parent.type == "parenthesized_expression"
+        or (
+            top.parent.type == "binary_expression"
+            and view.text(top.parent.child_by_field_name("operator")) == "||"
+        )
+    ):
+        top = top.parent
+    name = re.escape(operand)
+    wanted = re.compile(rf"(?:{name}\s*==\s*64[uU]?|64[uU]?\s*==\s*{name})(?!\w)")
+    return top is not comparison and bool(wanted.search(view.text(top)))
 
 
 def _width_dependent(view: CppView, ident: Node) -> bool:

@@ -266,12 +266,15 @@ class Rule(CppRule):
         if body is None or declarator is None or not view.in_device_code(body):
             return
         # The parameter must reach a warp builtin as its mask (the first argument): CUDA's own
-        # `laneMask` is the xor offset of `__shfl_xor_sync`, not a lane mask.
+        # `laneMask` is the xor offset of `__shfl_xor_sync`, not a lane mask. A call that no HIP
+        # pass compiles does not count: a wrapper whose `#ifdef __HIP_PLATFORM_AMD__` branch
+        # ignores the mask passes nothing through it on ROCm.
         passed = {
             view.text(args[0])
             for c in view.calls
             if body.start_byte <= c.start_byte < body.end_byte
             and _callee(view, c) in SYNC
+            and not hip_excluded(view, c)
             and (args := _args(c))
             and args[0].type == "identifier"
         }

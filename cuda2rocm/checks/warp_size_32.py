@@ -275,6 +275,8 @@ class Rule(CppRule):
     def _flag(self, node, what: str, replacement: str, fixable: bool = True) -> None:
         if node.start_byte in self.seen or hip_excluded(self.view, node):
             return
+        if in_wave32_branch(self.view, node):
+            return
         function = _function_of(node)
         if function is not None and self._logical_groups(function):
             return
@@ -356,6 +358,26 @@ class Rule(CppRule):
             + ("" if fix else " (no automatic fix: this function spells 32 or 31 elsewhere too)"),
             fix,
         )
+
+
+#: `#if __AMDGCN_WAVEFRONT_SIZE == 32` (or `32u`): hipcc defines the macro per offload target,
+#: 32 for wave32 RDNA (gfx1030), 64 for CDNA (gfx90a) (`hipcc -dM -E`, HIP 5.2.3).
+_WAVE32_TEST = re.compile(r"^\s*\(?\s*__AMDGCN_WAVEFRONT_SIZE\s*==\s*32[uU]?\s*\)?\s*$")
+
+
+def in_wave32_branch(view: CppView, node) -> bool:
+    """`node` is in the body of an `#if` that holds only on wave32 targets, where 32 is right."""
+    child = node
+    parent = node.parent
+    while parent is not None:
+        if parent.type in ("preproc_if", "preproc_elif") and child != parent.child_by_field_name(
+            "alternative"
+        ):
+            condition = parent.child_by_field_name("condition")
+            if condition is not None and _WAVE32_TEST.match(view.text(condition)):
+                return True
+        child, parent = parent, parent.parent
+    return False
 
 
 def _assigned_name(view: CppView, expr: Node) -> str | None:
