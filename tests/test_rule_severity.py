@@ -108,3 +108,30 @@ __global__ void reduce_mc(float* p) {}
 """
     found = _severities("cuda-arch-macro", "k.cu", "cuda", code)
     assert [(line, sev.value) for line, sev in found] == [(1, "warning")]
+
+
+CAPABILITY = """
+import torch
+
+major, minor = torch.cuda.get_device_capability()
+if major < 8:
+    raise RuntimeError("needs compute capability 8.0")
+cap = torch.cuda.get_device_capability()
+props = torch.cuda.get_device_properties(0)
+fast = props.major * 10 + props.minor >= 80
+hopper = cap >= (9, 0)
+ampere_only = (8, 0) <= cap < (9, 0)
+newer_than_ampere = major > 8
+"""
+
+
+def test_capability_tests_rocm_answers_as_an_a100_are_info():
+    """ROCm reports GFX IP 9.0 and later: a test that every such value answers as (8, 0) does
+    gives ROCm the Ampere path (info); one that tells them apart is a warning."""
+    assert _severities("device-capability-gate", "gate.py", "python", CAPABILITY) == [
+        (4, Severity.INFO),
+        (8, Severity.INFO),
+        (9, Severity.WARNING),
+        (10, Severity.WARNING),
+        (11, Severity.WARNING),
+    ]

@@ -168,6 +168,19 @@ class Rule(NameAware):
     def _gate(
         self, node: cst.Comparison, target: cst.ComparisonTarget, left: bool, literal
     ) -> None:
+        if len(node.comparisons) == 1 and _same_side_as_ampere(
+            target.operator, left, literal, self.text(node)
+        ):
+            self.report(
+                node,
+                "on ROCm this compute-capability test takes the same side as on an A100 "
+                "(sm_80): get_device_capability() returns the GFX IP version there (9.x and "
+                "later on every GPU current ROCm supports), so ROCm gets the Ampere-level path, "
+                "which works there; a feature query (torch.cuda.is_bf16_supported()) states "
+                "the intent on both platforms",
+                severity=Severity.INFO,
+            )
+            return
         if self._generic_bf16_gate(node, target, left, literal):
             self.report(
                 node,
@@ -221,6 +234,60 @@ class Rule(NameAware):
                 parts.append(ancestor.name.value)
                 break
         return "\n".join(parts)
+
+
+#: Capabilities ROCm reports (GFX IP major, minor) for the GPUs current ROCm supports:
+#: MI100/MI200 (gfx908/gfx90a) 9.0, MI300 (gfx942) 9.4, MI355X (gfx950) 9.5, RDNA2 (gfx1030)
+#: 10.3, RDNA3 (gfx1100) 11.0, RDNA4 (gfx1200) 12.0 (ROCm GPU specifications; HIP's
+#: hipDeviceProp_t major/minor).
+_ROCM_CAPS = ((9, 0), (9, 4), (9, 5), (10, 3), (11, 0), (12, 0))
+_AMPERE = (8, 0)
+_COMPARE = {
+    cst.GreaterThan: lambda a, b: a > b,
+    cst.GreaterThanEqual: lambda a, b: a >= b,
+    cst.LessThan: lambda a, b: a < b,
+    cst.LessThanEqual: lambda a, b: a <= b,
+}
+
+
+def _same_side_as_ampere(op: cst.BaseCompOp, left: bool, literal, text: str) -> bool:
+    """An ordering test whose result is the same on every GPU ROCm supports as on an A100
+    (`major >= 8`, `cap >= (8, 0)`, `cap < (7, 5)`, `major * 10 + minor >= 80`): ROCm then
+    behaves like an Ampere-or-newer NVIDIA GPU, which is what such a gate admits. A test that
+    tells ROCm apart from an A100 (`>= (9, 0)`, `== 8`, `(8, 6) <= cap`) stays a warning. Only
+    major-scale values: a `.minor`-only operand is not judged."""
+    compare = _COMPARE.get(type(op))
+    if compare is None or ("minor" in text and "major" not in text and "*" not in text):
+        return False
+
+    def point(cap: tuple[int, int]):
+        if isinstance(literal, cst.Tuple):
+            return cap[: len(literal.elements)]
+        value = _first_number(literal)
+        if value is None:
+            return None
+        if value >= 20:  # major * 10 + minor
+            return cap[0] * 10 + cap[1]
+        if isinstance(literal, cst.Float):  # float(f"{major}.{minor}")
+            return cap[0] + cap[1] / 10
+        return cap[0]
+
+    if isinstance(literal, cst.Tuple):
+        try:
+            bound = tuple(e.value.evaluated_value for e in literal.elements)
+        except AttributeError:
+            return False
+    else:
+        bound = _first_number(literal)
+    if bound is None:
+        return False
+
+    def result(cap: tuple[int, int]) -> bool:
+        value = point(cap)
+        return compare(value, bound) if left else compare(bound, value)
+
+    ampere = result(_AMPERE)
+    return all(result(cap) == ampere for cap in _ROCM_CAPS)
 
 
 def _number_or_tuple(node: cst.CSTNode) -> bool:
