@@ -44,6 +44,11 @@ class _Sources:
 
     def __init__(self, tree: ast.Module) -> None:
         self.module = _bindings(tree.body)
+        #: module-level functions by name: `params = get_build_parameters()` then
+        #: `load(sources=params.sources)` reads the record the function returns.
+        self.functions = {
+            n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+        }
         self.visiting: set[str] = set()
         self.scopes: dict[int, dict[str, list[ast.AST]]] = {}
         for node in ast.walk(tree):
@@ -69,6 +74,8 @@ class _Sources:
             return out
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             return [node.value]
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            return self._record_field(node, scope, depth)
         if isinstance(node, (ast.List, ast.Tuple)):
             return [x for e in node.elts for x in self.strings(e, scope, depth + 1)]
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
@@ -106,6 +113,35 @@ class _Sources:
             return ["."]
         return []
 
+    def _record_field(self, node: ast.Attribute, scope: dict, depth: int) -> list[str]:
+        """`params.sources` where `params = make()` and the module's `make` returns
+        `SimpleNamespace(sources=..., ...)` (or `dict(...)`): that keyword's value, read in the
+        function's own scope. Any other shape is unknown."""
+        name = node.value.id  # type: ignore[attr-defined]
+        out: list[str] = []
+        for value in scope.get(name) or self.module.get(name) or []:
+            if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name)):
+                continue
+            function = self.functions.get(value.func.id)
+            if function is None or function.name in self.visiting:
+                continue
+            self.visiting.add(function.name)
+            try:
+                for ret in ast.walk(function):
+                    record = ret.value if isinstance(ret, ast.Return) else None
+                    if not (
+                        isinstance(record, ast.Call)
+                        and ast.unparse(record.func).split(".")[-1] in ("SimpleNamespace", "dict")
+                    ):
+                        continue
+                    for kw in record.keywords:
+                        if kw.arg == node.attr:
+                            inner = self.scopes.get(id(kw.value), {})
+                            out += self.strings(kw.value, inner, depth + 1)
+            finally:
+                self.visiting.discard(function.name)
+        return out
+
     def one(self, node: ast.AST, scope: dict, depth: int) -> str | None:
         found = self.strings(node, scope, depth)
         return found[0] if len(found) == 1 else None
@@ -140,8 +176,9 @@ def _bindings(body: list[ast.stmt]) -> dict[str, list[ast.AST]]:
             target = node.targets[0]
             if isinstance(target, ast.Name):
                 found.setdefault(target.id, []).append(node.value)
-        elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
-            found.setdefault(node.target.id, []).append(node.value)
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)) and isinstance(node.target, ast.Name):
+            if node.value is not None:  # `x: T` alone binds nothing
+                found.setdefault(node.target.id, []).append(node.value)
         elif (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Attribute)
@@ -186,7 +223,13 @@ def extension_sources(text: str, files: list[str] | None = None) -> list[str]:
             # it leaves alone.
             unresolved = True
         load_unresolved |= bool(values) and not named and name == "load"
-        found += named
+        if name == "load" and files is not None:
+            # load() hipifies exactly these files (hipify_extra_files_only=True); a header beside
+            # them is hipified only if it lies under extra_include_paths (mk_repl follows a
+            # quoted include only to a file in all_files), so the files, not their folders.
+            files += named
+        else:
+            found += named
         if name == "load":
             # load() hipifies every header under extra_include_paths (hipify_python.hipify adds
             # them to all_files and preprocesses all_files; torch/utils/cpp_extension.py

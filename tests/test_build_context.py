@@ -265,7 +265,8 @@ def params():
 
 def build():
     p = params()
-    return jit.load(name="x", sources=p.sources, extra_include_paths=[os.path.join(HERE, "inc")])
+    inc = [os.path.join(HERE, "inc")]
+    return jit.load(name="x", sources=sorted(p.sources), extra_include_paths=inc)
 """
 
 
@@ -294,3 +295,25 @@ def test_unfollowed_builder_sources_fall_back_to_the_modules_source_paths(tmp_pa
     # a module naming no whole source path claims nothing
     bare = setup.replace('"ext.cpp"', '"ext"').replace('"k.cu"', '"k"')
     assert torch_built_dirs([(build, bare.encode())]) == frozenset()
+
+
+def test_load_arguments_read_from_the_record_a_module_function_returns():
+    """`params = make(); load(sources=params.sources, extra_include_paths=...)` where `make`
+    returns a SimpleNamespace: its keywords, read in the function's scope (annotated
+    assignments too). A record built elsewhere stays unknown."""
+    text = (
+        "import os\nfrom types import SimpleNamespace\nimport torch.utils.cpp_extension as jit\n"
+        "HERE = os.path.dirname(os.path.abspath(__file__))\n"
+        "def make():\n"
+        "    sources = [os.path.join(HERE, 'csrc', 'k.cu')]\n"
+        "    sources += [os.path.join(HERE, 'ext.cpp')]\n"
+        "    includes: list[str] = [os.path.join(HERE, '..', 'common')]\n"
+        "    return SimpleNamespace(name='x', sources=sources, extra_include_paths=includes)\n"
+        "def build():\n"
+        "    params = make()\n"
+        "    return jit.load(name=params.name, sources=params.sources,\n"
+        "                    extra_include_paths=params.extra_include_paths)\n"
+    )
+    assert sorted(extension_sources(text)) == ["../common/*", "csrc/k.cu", "ext.cpp"]
+    elsewhere = text.replace("    params = make()\n", "    params = helpers.make()\n")
+    assert extension_sources(elsewhere) == []
