@@ -37,12 +37,13 @@ belong to another accelerator. Build files are read statically, never run.
 from __future__ import annotations
 
 import ast
+import contextlib
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 
-from cuda2rocm.context.python_paths import CUDA, ROCM, ClassInfo, Helper, Paths
+from cuda2rocm.context.python_paths import CUDA, ROCM, ClassInfo, Helper, Paths, ProjectIndex
 
 SOURCE_SUFFIXES = (".cu", ".cuh", ".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".hip", ".inl")
 ROCM_VARIABLES = frozenset({"USE_ROCM", "USE_HIP", "WITH_ROCM", "WITH_HIP"})
@@ -273,7 +274,7 @@ def python_components(
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []
-    paths = Paths(text, path, tree=tree, env_defaults=True)
+    paths = Paths(text, path, _imported_helpers(tree, root), tree=tree, env_defaults=True)
     if not paths.rocm:
         return []
     base = path.resolve().parent
@@ -305,6 +306,21 @@ def python_components(
             if found in {f for f, _, _ in helper_files}:
                 rocm.discard(found)
     return _group(cuda_only, rocm, reasons, display)
+
+
+def _imported_helpers(tree: ast.Module, root: Path) -> ProjectIndex | None:
+    """The project modules a build file imports from (`from build_tools.utils import
+    get_frameworks`), run as build files too, so that their helpers' results are known."""
+    files = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            target = root.joinpath(*node.module.split("."))
+            for candidate in (target.with_suffix(".py"), target / "__init__.py"):
+                if candidate.is_file():
+                    with contextlib.suppress(OSError):
+                        files.append((candidate, candidate.read_bytes()))
+                    break
+    return ProjectIndex.build(files, build_files=True) if files else None
 
 
 def _builder_sources(tree: ast.Module, paths: Paths, path: Path, root: Path):
@@ -407,7 +423,13 @@ def _included_from(folder: Path, sources: Iterable[Path]) -> bool:
         except OSError:
             continue
         for name in _INCLUDE.findall(text):
-            if folder.name in PurePath(name).parts[:-1]:
+            parts = PurePath(name).parts
+            # `fused_attn/utils.h` names a header of fused_attn/; `torch/csrc/...` names none
+            # of a project's csrc/ (the rest of the path must be a file there).
+            if any(
+                part == folder.name and folder.joinpath(*parts[i + 1 :]).is_file()
+                for i, part in enumerate(parts[:-1])
+            ):
                 return True
             if (source.parent / name).resolve().is_relative_to(folder):
                 return True
