@@ -425,3 +425,25 @@ def test_item_removed_by_an_imported_build_helper_guards_the_branch(tmp_path):
     _write(tmp_path, files)
     reported, guarded = _where(_run(tmp_path, "inline-ptx"), tmp_path)
     assert ("tiny/csrc/tiny.cu", 1) in reported and guarded == {}
+
+
+def test_helper_module_imported_only_in_the_cuda_only_branch_is_cuda_only(tmp_path):
+    setup_py = FRAMEWORKS_SETUP.replace(
+        '    ext_modules.append(CUDAExtension("tinyext", ["tiny/csrc/tiny.cu"]))\n',
+        "    from build_tools.tinyfw import tiny_ext\n\n    ext_modules.append(tiny_ext())\n",
+    )
+    tinyfw = (
+        "import subprocess\n\n\ndef tiny_ext():\n"
+        '    subprocess.run(["nvidia-smi"])\n    return None\n'
+    )
+    files = {"setup.py": setup_py, "build_tools/tinyfw.py": tinyfw, "csrc/core.cu": PTX}
+    _write(tmp_path, files)
+    result = _run(tmp_path, "nvml-smi", "cuda-only-component")
+    reported, guarded = _where(result, tmp_path)
+    assert ("build_tools/tinyfw.py", 5) in guarded and not reported
+    assert any("build_tools/tinyfw.py" in d.message for d in result.diagnostics)
+    # Another file of the run imports it too: not known to be CUDA-only.
+    files["tools/other.py"] = "from build_tools import tinyfw\n"
+    _write(tmp_path, files)
+    reported, guarded = _where(_run(tmp_path, "nvml-smi", "cuda-only-component"), tmp_path)
+    assert ("build_tools/tinyfw.py", 5) in reported and guarded == {}

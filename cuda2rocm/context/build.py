@@ -305,7 +305,61 @@ def python_components(
         for found in list(rocm):
             if found in {f for f, _, _ in helper_files}:
                 rocm.discard(found)
-    return _group(cuda_only, rocm, reasons, display)
+    return _group(cuda_only, rocm, reasons, display) + _dead_imports(
+        tree, paths, path, root, display, callers
+    )
+
+
+def _dead_imports(
+    tree: ast.Module,
+    paths: Paths,
+    path: Path,
+    root: Path,
+    display: str,
+    callers: CallSites | None,
+) -> list[Component]:
+    """Project modules this build file imports only in code ROCm never runs, and no other
+    file of the run names (`from build_tools.paddle import setup_paddle_extension` inside
+    TransformerEngine's `if "paddle" in frameworks:`): CUDA-only, as one file each."""
+    if callers is None:
+        return []
+    dead: dict[Path, tuple[ast.ImportFrom, str]] = {}
+    live: set[Path] = set()
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.ImportFrom) and not node.level and node.module):
+            continue
+        target = root.joinpath(*node.module.split("."))
+        module = target.with_suffix(".py")
+        if not module.is_file():
+            continue
+        why = paths.dead_on_rocm_only(node)
+        if why:
+            dead.setdefault(module.resolve(), (node, node.module))
+        else:
+            live.add(module.resolve())
+    out = []
+    this = path.resolve()
+    for module, (node, name) in dead.items():
+        parent, _, last = name.rpartition(".")
+        # `from build_tools import paddle` names it too; `import paddle` (the framework) not.
+        via_parent = re.compile(
+            rb"\bfrom\s+"
+            + re.escape(parent.encode())
+            + rb"\s+import\b[^\n]*\b"
+            + re.escape(last.encode())
+            + rb"\b"
+        )
+        named_elsewhere = any(
+            other.resolve() not in (this, module)
+            and (name.encode() in data or (parent and via_parent.search(data)))
+            for other, data in callers.files
+        )
+        if module in live or named_elsewhere:
+            continue
+        why = paths.dead_on_rocm_only(node).split(": ROCm never", 1)[0]
+        label = f"`{module.relative_to(root.resolve()).as_posix()}`"
+        out.append(Component(module.parent, display, node.lineno, why, label, frozenset({module})))
+    return out
 
 
 def _imported_helpers(tree: ast.Module, root: Path) -> ProjectIndex | None:
