@@ -340,3 +340,110 @@ def test_build_target_switch_of_a_build_script(tmp_path):
     _write(tmp_path, {"setup.py": runtime})
     reported, guarded = _where(_run(tmp_path, "cuda-home-gate"), tmp_path)
     assert guarded == {} and ("setup.py", 15) in reported
+
+
+# -- a framework list a build helper removes an item from on ROCm --------------------------------
+FRAMEWORKS_SETUP = """\
+import shutil
+import sys
+
+from setuptools import setup
+from torch.utils.cpp_extension import CUDAExtension
+
+
+def rocm_build() -> bool:
+    return shutil.which("nvcc") is None and shutil.which("hipcc") is not None
+
+
+def frameworks() -> list:
+    found = []
+    for arg in sys.argv:
+        if arg.startswith("--fw="):
+            found.append(arg[5:])
+    if rocm_build():
+        if "tinyfw" in found:
+            found.remove("tinyfw")
+    return found
+
+
+picked = frameworks()
+ext_modules = [CUDAExtension("core", ["csrc/core.cu"])]
+if "tinyfw" in picked:
+    ext_modules.append(CUDAExtension("tinyext", ["tiny/csrc/tiny.cu"]))
+setup(name="m", ext_modules=ext_modules)
+"""
+
+
+def test_item_removed_from_a_helper_list_on_rocm_guards_its_branch(tmp_path):
+    _write(
+        tmp_path,
+        {"setup.py": FRAMEWORKS_SETUP, "csrc/core.cu": PTX, "tiny/csrc/tiny.cu": PTX},
+    )
+    reported, guarded = _where(_run(tmp_path, "inline-ptx"), tmp_path)
+    assert ("csrc/core.cu", 1) in reported
+    assert ("tiny/csrc/tiny.cu", 1) in guarded
+
+
+def test_item_added_back_after_the_removal_stays_reported(tmp_path):
+    added_back = FRAMEWORKS_SETUP.replace(
+        "    return found\n",
+        '    if shutil.which("tiny"):\n        found.append("tinyfw")\n    return found\n',
+    )
+    unknown_test = FRAMEWORKS_SETUP.replace("if rocm_build():", 'if shutil.which("hipcc"):')
+    for text in (added_back, unknown_test):
+        _write(tmp_path, {"setup.py": text, "csrc/core.cu": PTX, "tiny/csrc/tiny.cu": PTX})
+        reported, guarded = _where(_run(tmp_path, "inline-ptx"), tmp_path)
+        assert ("tiny/csrc/tiny.cu", 1) in reported and guarded == {}
+
+
+def test_item_removed_by_an_imported_build_helper_guards_the_branch(tmp_path):
+    helper = FRAMEWORKS_SETUP.split("\n\n\npicked", 1)[0] + "\n"
+    setup_py = (
+        "from setuptools import setup\n"
+        "from torch.utils.cpp_extension import CUDAExtension\n"
+        "from build_tools.utils import frameworks\n\n"
+        "picked = frameworks()\n" + FRAMEWORKS_SETUP.split("picked = frameworks()\n", 1)[1]
+    ).replace('["csrc/core.cu"]', '["csrc/core.cu", "csrc/uses_torch.cpp"]')
+    files = {
+        "build_tools/utils.py": helper,
+        "setup.py": setup_py,
+        "csrc/core.cu": PTX,
+        "tiny/csrc/tiny.cu": PTX,
+        "tiny/csrc/tiny_util.cuh": PTX,
+        # A ROCm-built source naming torch's csrc/ does not make tiny/csrc/ ROCm's.
+        "csrc/uses_torch.cpp": "#include <torch/csrc/api/include/torch/types.h>\n",
+    }
+    _write(tmp_path, files)
+    result = _run(tmp_path, "inline-ptx", "cuda-only-component")
+    reported, guarded = _where(result, tmp_path)
+    assert ("csrc/core.cu", 1) in reported and ("tiny/csrc/tiny.cu", 1) in guarded
+    components = [d for d in result.diagnostics if d.rule == "cuda-only-component"]
+    assert len(components) == 1 and '"tinyfw" in picked' in components[0].message
+    # The whole folder is CUDA-only, not only the file listed.
+    assert ("tiny/csrc/tiny_util.cuh", 1) in guarded
+    files["build_tools/utils.py"] = helper.replace("found.remove(", "found.append(")
+    _write(tmp_path, files)
+    reported, guarded = _where(_run(tmp_path, "inline-ptx"), tmp_path)
+    assert ("tiny/csrc/tiny.cu", 1) in reported and guarded == {}
+
+
+def test_helper_module_imported_only_in_the_cuda_only_branch_is_cuda_only(tmp_path):
+    setup_py = FRAMEWORKS_SETUP.replace(
+        '    ext_modules.append(CUDAExtension("tinyext", ["tiny/csrc/tiny.cu"]))\n',
+        "    from build_tools.tinyfw import tiny_ext\n\n    ext_modules.append(tiny_ext())\n",
+    )
+    tinyfw = (
+        "import subprocess\n\n\ndef tiny_ext():\n"
+        '    subprocess.run(["nvidia-smi"])\n    return None\n'
+    )
+    files = {"setup.py": setup_py, "build_tools/tinyfw.py": tinyfw, "csrc/core.cu": PTX}
+    _write(tmp_path, files)
+    result = _run(tmp_path, "nvml-smi", "cuda-only-component")
+    reported, guarded = _where(result, tmp_path)
+    assert ("build_tools/tinyfw.py", 5) in guarded and not reported
+    assert any("build_tools/tinyfw.py" in d.message for d in result.diagnostics)
+    # Another file of the run imports it too: not known to be CUDA-only.
+    files["tools/other.py"] = "from build_tools import tinyfw\n"
+    _write(tmp_path, files)
+    reported, guarded = _where(_run(tmp_path, "nvml-smi", "cuda-only-component"), tmp_path)
+    assert ("build_tools/tinyfw.py", 5) in reported and guarded == {}

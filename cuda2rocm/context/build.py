@@ -37,12 +37,13 @@ belong to another accelerator. Build files are read statically, never run.
 from __future__ import annotations
 
 import ast
+import contextlib
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 
-from cuda2rocm.context.python_paths import CUDA, ROCM, ClassInfo, Helper, Paths
+from cuda2rocm.context.python_paths import CUDA, ROCM, ClassInfo, Helper, Paths, ProjectIndex
 
 SOURCE_SUFFIXES = (".cu", ".cuh", ".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".hip", ".inl")
 ROCM_VARIABLES = frozenset({"USE_ROCM", "USE_HIP", "WITH_ROCM", "WITH_HIP"})
@@ -273,7 +274,7 @@ def python_components(
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []
-    paths = Paths(text, path, tree=tree, env_defaults=True)
+    paths = Paths(text, path, _imported_helpers(tree, root), tree=tree, env_defaults=True)
     if not paths.rocm:
         return []
     base = path.resolve().parent
@@ -304,7 +305,76 @@ def python_components(
         for found in list(rocm):
             if found in {f for f, _, _ in helper_files}:
                 rocm.discard(found)
-    return _group(cuda_only, rocm, reasons, display)
+    return _group(cuda_only, rocm, reasons, display) + _dead_imports(
+        tree, paths, path, root, display, callers
+    )
+
+
+def _dead_imports(
+    tree: ast.Module,
+    paths: Paths,
+    path: Path,
+    root: Path,
+    display: str,
+    callers: CallSites | None,
+) -> list[Component]:
+    """Project modules this build file imports only in code ROCm never runs, and no other
+    file of the run names (`from build_tools.paddle import setup_paddle_extension` inside
+    TransformerEngine's `if "paddle" in frameworks:`): CUDA-only, as one file each."""
+    if callers is None:
+        return []
+    dead: dict[Path, tuple[ast.ImportFrom, str]] = {}
+    live: set[Path] = set()
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.ImportFrom) and not node.level and node.module):
+            continue
+        target = root.joinpath(*node.module.split("."))
+        module = target.with_suffix(".py")
+        if not module.is_file():
+            continue
+        why = paths.dead_on_rocm_only(node)
+        if why:
+            dead.setdefault(module.resolve(), (node, node.module))
+        else:
+            live.add(module.resolve())
+    out = []
+    this = path.resolve()
+    for module, (node, name) in dead.items():
+        parent, _, last = name.rpartition(".")
+        # `from build_tools import paddle` names it too; `import paddle` (the framework) not.
+        via_parent = re.compile(
+            rb"\bfrom\s+"
+            + re.escape(parent.encode())
+            + rb"\s+import\b[^\n]*\b"
+            + re.escape(last.encode())
+            + rb"\b"
+        )
+        named_elsewhere = any(
+            other.resolve() not in (this, module)
+            and (name.encode() in data or (parent and via_parent.search(data)))
+            for other, data in callers.files
+        )
+        if module in live or named_elsewhere:
+            continue
+        why = paths.dead_on_rocm_only(node).split(": ROCm never", 1)[0]
+        label = f"`{module.relative_to(root.resolve()).as_posix()}`"
+        out.append(Component(module.parent, display, node.lineno, why, label, frozenset({module})))
+    return out
+
+
+def _imported_helpers(tree: ast.Module, root: Path) -> ProjectIndex | None:
+    """The project modules a build file imports from (`from build_tools.utils import
+    get_frameworks`), run as build files too, so that their helpers' results are known."""
+    files = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            target = root.joinpath(*node.module.split("."))
+            for candidate in (target.with_suffix(".py"), target / "__init__.py"):
+                if candidate.is_file():
+                    with contextlib.suppress(OSError):
+                        files.append((candidate, candidate.read_bytes()))
+                    break
+    return ProjectIndex.build(files, build_files=True) if files else None
 
 
 def _builder_sources(tree: ast.Module, paths: Paths, path: Path, root: Path):
@@ -407,7 +477,13 @@ def _included_from(folder: Path, sources: Iterable[Path]) -> bool:
         except OSError:
             continue
         for name in _INCLUDE.findall(text):
-            if folder.name in PurePath(name).parts[:-1]:
+            parts = PurePath(name).parts
+            # `fused_attn/utils.h` names a header of fused_attn/; `torch/csrc/...` names none
+            # of a project's csrc/ (the rest of the path must be a file there).
+            if any(
+                part == folder.name and folder.joinpath(*parts[i + 1 :]).is_file()
+                for i, part in enumerate(parts[:-1])
+            ):
                 return True
             if (source.parent / name).resolve().is_relative_to(folder):
                 return True

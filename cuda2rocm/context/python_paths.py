@@ -83,6 +83,9 @@ class Value:
     const: tuple | None = None
     #: Read from the environment in a build file (`vendor_named`); its text is not known.
     env: bool = False
+    #: Strings a container provably does not hold (`x.remove("paddle")` under a ROCm-true
+    #: test and nothing added after), so `"paddle" in x` is False.
+    lacks: frozenset = frozenset()
 
     @classmethod
     def of(cls, value: object) -> Value:
@@ -231,6 +234,14 @@ class _Pass:
         return None
 
     def statement(self, stmt: ast.stmt, env: Env) -> str | None:
+        if any(isinstance(v, Value) and v.lacks for v in env.values()):
+            self.release(stmt, env)
+        removed = _removal(stmt)
+        if removed is not None:
+            name, item = removed
+            self.expressions(stmt, env)
+            env[name] = _lacking(env.get(name), item)
+            return None
         if isinstance(stmt, (ast.Return, ast.Raise, ast.Continue, ast.Break)):
             self.expressions(stmt, env)
             if isinstance(stmt, ast.Return) and self.returns is not None:
@@ -293,6 +304,17 @@ class _Pass:
         self.forget_all(stmt, env)
         return None
 
+    def release(self, stmt: ast.stmt, env: Env) -> None:
+        """Forget what a container lacks once `stmt` may add to it: any use of its name but
+        `"item" in name` (and the removal itself, and `return name`)."""
+        if isinstance(stmt, ast.Return):
+            return
+        node = stmt.test if isinstance(stmt, ast.If) else stmt
+        skip = _removal(stmt)
+        for name, v in list(env.items()):
+            if isinstance(v, Value) and v.lacks and _escapes(node, name, skip):
+                env[name] = UNKNOWN
+
     def if_(self, stmt: ast.If, env: Env) -> str | None:
         self.expressions(stmt.test, env)
         test = self.value(stmt.test, env)
@@ -306,6 +328,11 @@ class _Pass:
             leaves = self.block(stmt.orelse, env)
             return self.exit_reason(stmt, leaves, "false") if stmt.orelse else None
         left, right = dict(env), dict(env)
+        membership = _membership(stmt.test)
+        if membership is not None:  # where `"item" in name` is false, name lacks item
+            item, name, negated = membership
+            side = left if negated else right
+            side[name] = _lacking(side.get(name), item)
         a, b = self.block(stmt.body, left), self.block(stmt.orelse, right)
         if a is not None and b is None:
             env.clear(), env.update(right)
@@ -382,7 +409,10 @@ class _Pass:
         if sub.block(node.body, inner) is None or not sub.returns:
             return None
         first = sub.returns[0]
-        if first.truth is None or any(r.truth != first.truth for r in sub.returns):
+        if first.truth is None:
+            common = frozenset.intersection(*(r.lacks for r in sub.returns))
+            return Helper(Value(lacks=common)) if common else None
+        if any(r.truth != first.truth for r in sub.returns):
             return None
         return Helper(
             Value(
@@ -534,6 +564,13 @@ class _Pass:
     def compare(self, node: ast.Compare, env: Env) -> Value:
         op, left = node.ops[0], self.value(node.left, env)
         right = self.value(node.comparators[0], env)
+        if (
+            isinstance(op, (ast.In, ast.NotIn))
+            and left.const is not None
+            and isinstance(left.const[0], str)
+            and left.const[0] in right.lacks
+        ):
+            return Value.of(isinstance(op, ast.NotIn))
         if isinstance(op, (ast.Is, ast.IsNot, ast.Eq, ast.NotEq)):
             for a, b in ((left, right), (right, left)):
                 if b.const == (None,) and a.none is not None:
@@ -675,6 +712,65 @@ def _join(env: Env, left: Env, right: Env) -> None:
     for name in set(left) | set(right):
         a, b = left.get(name, UNKNOWN), right.get(name, UNKNOWN)
         env[name] = a if a == b else UNKNOWN
+        if a != b and isinstance(a, Value) and isinstance(b, Value) and a.lacks & b.lacks:
+            env[name] = Value(lacks=a.lacks & b.lacks)
+
+
+def _lacking(old: object, item: str) -> Value:
+    return Value(lacks=(old.lacks if isinstance(old, Value) else frozenset()) | {item})
+
+
+def _removal(stmt: ast.stmt) -> tuple[str, str] | None:
+    """(name, item) of a statement `name.remove("item")`."""
+    call = stmt.value if isinstance(stmt, ast.Expr) else None
+    if (
+        isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Attribute)
+        and call.func.attr == "remove"
+        and isinstance(call.func.value, ast.Name)
+        and len(call.args) == 1
+        and not call.keywords
+        and isinstance(call.args[0], ast.Constant)
+        and isinstance(call.args[0].value, str)
+    ):
+        return call.func.value.id, call.args[0].value
+    return None
+
+
+def _membership(test: ast.AST) -> tuple[str, str, bool] | None:
+    """(item, name, negated) of a test `"item" in name` / `"item" not in name`."""
+    if (
+        isinstance(test, ast.Compare)
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], (ast.In, ast.NotIn))
+        and isinstance(test.left, ast.Constant)
+        and isinstance(test.left.value, str)
+        and isinstance(test.comparators[0], ast.Name)
+    ):
+        return test.left.value, test.comparators[0].id, isinstance(test.ops[0], ast.NotIn)
+    return None
+
+
+def _escapes(node: ast.AST, name: str, removal: tuple[str, str] | None) -> bool:
+    """`node` uses `name` other than as the container of an `in` test (or its own removal)."""
+    allowed = set()
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Compare) and all(
+            isinstance(o, (ast.In, ast.NotIn)) for o in sub.ops
+        ):
+            allowed.update(id(c) for c in sub.comparators if isinstance(c, ast.Name))
+        if (
+            removal is not None
+            and isinstance(sub, ast.Attribute)
+            and isinstance(sub.value, ast.Name)
+            and sub.value.id == removal[0] == name
+            and sub.attr == "remove"
+        ):
+            allowed.add(id(sub.value))
+    return any(
+        isinstance(sub, ast.Name) and sub.id == name and id(sub) not in allowed
+        for sub in ast.walk(node)
+    )
 
 
 def _arguments(args: ast.arguments) -> list[ast.arg]:
@@ -760,13 +856,15 @@ class ProjectIndex:
                 self._by_suffix.setdefault(".".join(parts[-k:]), []).append(path)
 
     @classmethod
-    def build(cls, files: Iterable[tuple[Path, bytes]]) -> ProjectIndex:
+    def build(cls, files: Iterable[tuple[Path, bytes]], build_files: bool = False) -> ProjectIndex:
+        """`build_files`: the files are build helpers, run for one vendor's build at a time
+        (`Paths(env_defaults=True)`), so every file is read, not only those naming a flag."""
         parsed = []
         foreign: set[str] = set()
         for path, data in files:
             words = set(_WORD.findall(data))
             foreign |= {w.decode() for w in words - set(_DEF.findall(data))}
-            if not any(t.encode() in data for t in TOKENS):
+            if not build_files and not any(t.encode() in data for t in TOKENS):
                 continue
             text = data.decode("utf-8", "replace")
             tree = _parse(text)
@@ -779,7 +877,9 @@ class ProjectIndex:
                 per_vendor = {}
                 for vendor in (ROCM, CUDA):
                     try:
-                        env = _Pass(tree, text, vendor, index, resolved, shared=shared).run()
+                        p = _Pass(tree, text, vendor, index, resolved, build_files, shared)
+                        p.build_file = build_files
+                        env = p.run()
                     except (RecursionError, ValueError, TypeError, AttributeError):
                         env = {}  # a pathological file: left out of the index
                     per_vendor[vendor] = {
