@@ -269,6 +269,11 @@ def dsl_components(
     """Sub-folders whose Python is mostly CuTe DSL code (signal 1b)."""
     if root is None:
         return []
+    files = [f for f in files if f[2] == "python"]
+    if not any(b"cutlass" in data for *_, data in files):
+        # No file names the DSL: no direct user, so no DSL package and no component (the
+        # common case; saves parsing every Python file of a large tree).
+        return []
     root = root.resolve()
     imports: dict[Path, list[tuple[int, str]]] = {}
     shown: dict[Path, str] = {}
