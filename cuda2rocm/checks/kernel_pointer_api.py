@@ -12,7 +12,7 @@ does exactly that cast before calling the C function, so nothing changes under n
 
 from __future__ import annotations
 
-from cuda2rocm.frontends.cpp import CppRule, identifiers
+from cuda2rocm.frontends.cpp import CppRule, identifiers, initializations
 
 #: function name -> index of its kernel argument.
 FUNCTIONS = {
@@ -77,12 +77,8 @@ def _kernel_variable(view, node) -> bool:
     for decl in view.declarations:
         if not (scope.start_byte <= decl.start_byte < node.start_byte):
             continue
-        for init in decl.children_by_field_name("declarator"):
-            if init.type != "init_declarator":
-                continue
-            target = init.child_by_field_name("declarator")
-            value = init.child_by_field_name("value")
-            if target is None or value is None or view.text(target).lstrip("*& ") != name:
+        for target, value in initializations(decl):
+            if view.text(target).lstrip("*& ") != name:
                 continue
             # A kernel of this file, or the address of a function template instance (a kernel
             # declared in a header: nothing else goes to these functions).

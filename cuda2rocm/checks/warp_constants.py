@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from tree_sitter import Node
 
-from cuda2rocm.frontends.cpp import CppView, ancestors, hip_excluded
+from cuda2rocm.frontends.cpp import CppView, ancestors, hip_excluded, initializations
 
 #: Project spellings of the warp size (not HIP/CUDA's own `warpSize`, which is the hardware's).
 WARP_CONSTANT = re.compile(
@@ -192,12 +192,8 @@ def _derived(view: CppView, other: set[str], fixed: set[str]) -> dict[str, bool]
             for c in node.children
         ):
             continue
-        for decl in node.children_by_field_name("declarator"):
-            if decl.type != "init_declarator":
-                continue
-            target = decl.child_by_field_name("declarator")
-            value = decl.child_by_field_name("value")
-            if target is None or value is None or target.type != "identifier":
+        for target, value in initializations(node):
+            if target.type != "identifier":
                 continue
             name = view.text(target)
             if WARP_CONSTANT.match(name) or name in other:

@@ -16,7 +16,14 @@ import re
 from tree_sitter import Node
 
 from cuda2rocm.checks import warp_constants
-from cuda2rocm.frontends.cpp import CppRule, CppView, ancestors, hip_excluded, identifiers
+from cuda2rocm.frontends.cpp import (
+    CppRule,
+    CppView,
+    ancestors,
+    hip_excluded,
+    identifiers,
+    initializations,
+)
 from cuda2rocm.model import Severity
 
 WARP = "CUDA2ROCM_WARP_SIZE"
@@ -89,18 +96,8 @@ class Rule(CppRule):
             ):
                 self._flag(value, f"#define {view.text(name)} 32", WARP)
         for node in view.declarations:
-            for decl in node.children_by_field_name("declarator"):
-                if decl.type != "init_declarator":
-                    continue
-                target, value = (
-                    decl.child_by_field_name("declarator"),
-                    decl.child_by_field_name("value"),
-                )
-                if (
-                    target is None
-                    or not _WARP_NAME.match(view.text(target))
-                    or view.text(target) in logical
-                ):
+            for target, value in initializations(node):
+                if not _WARP_NAME.match(view.text(target)) or view.text(target) in logical:
                     continue
                 if number(view, value) == 32:
                     self._flag(value, f"{view.text(target)} = 32", WARP)

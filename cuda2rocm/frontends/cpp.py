@@ -572,6 +572,19 @@ def identifiers(node: tree_sitter.Node) -> Iterator[tree_sitter.Node]:
     return nodes_of_type(node, "identifier")
 
 
+def initializations(
+    declaration: tree_sitter.Node,
+) -> Iterator[tuple[tree_sitter.Node, tree_sitter.Node]]:
+    """(declarator, value) of each `name = value` / `name(value)` a declaration initialises."""
+    for init in declaration.children_by_field_name("declarator"):
+        if init.type != "init_declarator":
+            continue
+        target = init.child_by_field_name("declarator")
+        value = init.child_by_field_name("value")
+        if target is not None and value is not None:
+            yield target, value
+
+
 #: Conditional-branch nodes whose own lines are the taken side of a test.
 BRANCHES = frozenset({"preproc_if", "preproc_ifdef", "preproc_elif", "preproc_elifdef"})
 
