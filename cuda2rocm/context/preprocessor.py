@@ -417,6 +417,15 @@ def _not(a: Tri) -> Tri:
     return None if a is None else not a
 
 
+def _test(word: str, rest: str, fact: Callable[[str], Val]) -> tuple[Tri, list[str]]:
+    """The value of an `#if`/`#elif` expression or an `#ifdef`/`#ifndef`-style name test."""
+    if word in ("if", "elif"):
+        return evaluate(rest.replace("\\\n", " "), fact)
+    nm = _NAME.match(rest)
+    value, used = evaluate(f"defined {nm.group(1)}", fact) if nm else (None, [])
+    return (_not(value) if word.endswith("ndef") else value), used
+
+
 def _shown(directive: str, rest: str) -> str:
     text = " ".join(f"#{directive}{rest}".replace("\\\n", " ").split())
     return text if len(text) <= 80 else text[:77] + "..."
@@ -470,13 +479,8 @@ def scan(
             shown = _shown(word, rest)
             if live is False:
                 value, used = False, []
-            elif word == "if":
-                value, used = evaluate(rest.replace("\\\n", " "), fact)
             else:
-                nm = _NAME.match(rest)
-                value, used = evaluate(f"defined {nm.group(1)}", fact) if nm else (None, [])
-                if word == "ifndef":
-                    value = _not(value)
+                value, used = _test(word, rest, fact)
             why = f"`{shown}` at line {line}" + (f" ({used[0]})" if used else "")
             frame = _Frame(live, reason, value, why, _and(live, value), "")
             frame.reason = reason if live is False else why
@@ -500,13 +504,8 @@ def scan(
                 value, used = True, []
             elif reached is False:
                 value, used = False, []
-            elif word == "elif":
-                value, used = evaluate(rest.replace("\\\n", " "), fact)
             else:
-                nm = _NAME.match(rest)
-                value, used = evaluate(f"defined {nm.group(1)}", fact) if nm else (None, [])
-                if word == "elifndef":
-                    value = _not(value)
+                value, used = _test(word, rest, fact)
             if word != "else" and value is True and frame.taken is False:
                 frame.taken_by = f"`{shown}` at line {line}"
             elif word == "else" and frame.taken is False:
