@@ -17,7 +17,7 @@ from pathlib import Path
 from cuda2rocm import sources
 from cuda2rocm.catalogue import RuleSpec, find_rule, load_catalogue, matches
 from cuda2rocm.discover import Found
-from cuda2rocm.model import Diagnostic, Edit, Position, Severity
+from cuda2rocm.model import Diagnostic, Edit, Fix, Position, Severity
 from cuda2rocm.sources import SourceError, SourceFile
 
 #: Languages of the text front-end (frontends/text.py, imported only when such a file is linted).
@@ -482,17 +482,21 @@ def _one_per_line(found: list[Diagnostic]) -> list[Diagnostic]:
         first = out[seen[key]]
         if d.fix is None or d.fix == first.fix:
             continue
-        extra = tuple(e for e in d.fix.edits if e not in first.fix.edits) if first.fix else ()
-        if (
-            first.fix is None
-            or first.fix.safety != d.fix.safety
-            or first.fix.overlaps(dataclasses.replace(d.fix, edits=extra))
-        ):
+        merged = _union_fix(first.fix, d.fix) if first.fix is not None else None
+        if merged is None:
             out.append(d)  # a different fix: keep both rather than lose one
             continue
-        edits = tuple(sorted(set(first.fix.edits) | set(extra)))
-        out[seen[key]] = dataclasses.replace(first, fix=dataclasses.replace(first.fix, edits=edits))
+        out[seen[key]] = dataclasses.replace(first, fix=merged)
     return out
+
+
+def _union_fix(first: Fix, other: Fix) -> Fix | None:
+    """`first` with `other`'s edits added, or None when they conflict (another safety, or
+    overlapping edits): then both findings stay, rather than one fix being lost."""
+    extra = tuple(e for e in other.edits if e not in first.edits)
+    if first.safety != other.safety or first.overlaps(dataclasses.replace(other, edits=extra)):
+        return None
+    return dataclasses.replace(first, edits=tuple(sorted(set(first.edits) | set(extra))))
 
 
 def _clause(message: str) -> str:
@@ -528,14 +532,12 @@ def merge_same_line(found: list[Diagnostic]) -> list[Diagnostic]:
             continue
         index = first_of[key]
         first = out[index]
-        fix = first.fix
-        if d.fix is not None and fix is not None:
-            extra = tuple(e for e in d.fix.edits if e not in fix.edits)
-            if fix.safety != d.fix.safety or fix.overlaps(dataclasses.replace(d.fix, edits=extra)):
+        if d.fix is not None and first.fix is not None:
+            merged = _union_fix(first.fix, d.fix)
+            if merged is None:
                 out.append(d)  # a conflicting fix: keep both rather than lose one
                 continue
-            edits = tuple(sorted(set(fix.edits) | set(extra)))
-            out[index] = dataclasses.replace(first, fix=dataclasses.replace(fix, edits=edits))
+            out[index] = dataclasses.replace(first, fix=merged)
         clause = _clause(d.message)
         if d.message != first.message and clause not in also.setdefault(index, []):
             also[index].append(clause)
