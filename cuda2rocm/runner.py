@@ -7,6 +7,7 @@ prints exactly what a serial one does.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import threading
 import time
@@ -15,9 +16,10 @@ from pathlib import Path
 
 from cuda2rocm.build_context import hipified_dirs, torch_built_dirs
 from cuda2rocm.cache import Cache, content_hash
+from cuda2rocm.context.recipes import nvidia_recipes
 from cuda2rocm.discover import Found, Problem, discover
 from cuda2rocm.engine import Linter, LintResult, Notice, _general, is_recovery_notice
-from cuda2rocm.model import Safety
+from cuda2rocm.model import Safety, Severity
 
 #: Below this many files to parse, a pool costs more than it saves.
 MIN_PARALLEL = 24
@@ -157,6 +159,7 @@ def _component_summaries(linter: Linter, guarded: list) -> list:
             files.add(d.path)
             counts[id(component)] = (n + 1, files)
     out = []
+    decided = _rocm_build_exists(membership)
     for component in membership.components:
         if id(component) not in counts:
             continue
@@ -165,11 +168,36 @@ def _component_summaries(linter: Linter, guarded: list) -> list:
             f"{component.label} is "
             + ("NVIDIA-only" if getattr(component, "dsl", False) else "compiled only for CUDA")
             + f": {component.why}; its {n} findings "
-            f"in {len(files)} files are not reported (`--show-guarded` lists them). Porting it "
-            "to ROCm is a decision: keep it CUDA-only, or port it and add it to the ROCm build"
+            f"in {len(files)} files are not reported (`--show-guarded` lists them). "
         )
-        out.append(_general("cuda-only-component", component.build_file, message, component.line))
+        found = _general("cuda-only-component", component.build_file, "", component.line)
+        if decided:
+            # The project's own ROCm build already leaves it out: the decision is taken, and
+            # nothing here asks for a change (a note, not an action).
+            message += (
+                "The project's ROCm build already leaves it out: nothing to change unless "
+                "ROCm should get it too"
+            )
+            found = dataclasses.replace(found, severity=Severity.INFO)
+        else:
+            message += (
+                "Porting it to ROCm is a decision: keep it CUDA-only, or port it and add it "
+                "to the ROCm build"
+            )
+        out.append(dataclasses.replace(found, message=message))
     return out
+
+
+def _rocm_build_exists(membership) -> bool:
+    """Whether the project's build has a ROCm path: a component it excludes by a test that is
+    false on ROCm (a setup.py/op-builder/CMake branch), or a ROCm configure block. A component
+    NVIDIA-only by design (sm_90a targets, CuTe DSL) in a project with no ROCm build is a
+    decision still to take."""
+    from cuda2rocm.context.vendor_only import VendorComponent
+
+    if membership.companions:
+        return True
+    return any(not isinstance(c, VendorComponent) for c in membership.components)
 
 
 def default_jobs() -> int:
@@ -313,6 +341,16 @@ def run(
             else:
                 (result.guarded if d.guarded else result.diagnostics).append(d)
     result.diagnostics += _component_summaries(linter, result.guarded)
+    recipes = {
+        item.display: data.decode("utf-8", "replace")
+        for _, item, data in read
+        if item.language in ("dockerfile", "shell")
+    }
+    if recipes:
+        rocm_build = bool(getattr(linter, "hipified_dirs", None)) or (
+            linter.build_membership is not None and _rocm_build_exists(linter.build_membership)
+        )
+        result.diagnostics = nvidia_recipes(result.diagnostics, recipes, rocm_build)
     for problem in problems:
         result.diagnostics.append(_general("read-error", problem.display, problem.message))
     result.diagnostics.sort(key=lambda d: d.sort_key)

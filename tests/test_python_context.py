@@ -365,6 +365,8 @@ def test_setup_py_component_is_guarded_and_summed_up_once(tmp_path):
     assert (
         "`csrc/cuda_only`" in summary[0].message and "3 findings in 3 files" in summary[0].message
     )
+    # The exclusion is the project's own ROCm decision (`if not IS_ROCM`): a note, not an action.
+    assert summary[0].severity.value == "info" and "already leaves it out" in summary[0].message
 
 
 def test_component_sharing_a_folder_with_rocm_sources_is_only_its_files(tmp_path):

@@ -135,3 +135,16 @@ def test_capability_tests_rocm_answers_as_an_a100_are_info():
         (10, Severity.WARNING),
         (11, Severity.WARNING),
     ]
+
+
+def test_capability_gate_in_a_test_or_benchmark_is_info():
+    """In a test module or benchmark the gate only selects which cases run; the same code in a
+    library module stays a warning."""
+    code = 'import torch\nis_sm90 = torch.cuda.get_device_capability("cuda") == (9, 0)\n'
+    for path in ("tests/test_attn.py", "benchmarks/run_attn.py", "pkg/attn_test.py"):
+        assert _severities("device-capability-gate", path, "python", code) == [
+            (2, Severity.INFO)
+        ], path
+    assert _severities("device-capability-gate", "pkg/attn.py", "python", code) == [
+        (2, Severity.WARNING)
+    ]

@@ -57,12 +57,34 @@ def test_component_built_only_for_an_arch_specific_target_is_one_finding(cli, wr
     summary = [d for d in found if d["rule"] == "cuda-only-component" and not d.get("guarded")]
     assert [d["path"] for d in summary] == ["fa3/setup.py"]
     assert "decision" in summary[0]["message"] and "3 findings in 3 files" in summary[0]["message"]
+    # No ROCm build in the project: whether to port it is still to decide (an action).
+    assert summary[0]["severity"] == "warning"
     # Its Python (interface, tests) exercises the NVIDIA-only extension: guarded with it.
     assert "compute_90a" in guarded[("fa3/iface.py", "torch-version-cuda")]
     assert "compute_90a" in guarded[("fa3/tests/test_fa3.py", "nvml-smi")]
     # Unknown stays reported: a module that names a ROCm path; the root build the user ports.
     assert ("fa3/rocm_iface.py", "torch-version-cuda") in reported
     assert ("csrc/ops.cu", "warp-mask-32bit") in reported
+
+
+def test_arch_specific_component_of_a_project_with_a_rocm_build_is_a_note(cli, write, tmp_path):
+    _component(write, 'cc_flag = ["-gencode", "arch=compute_90a,code=sm_90a"]')
+    # The root build already has a ROCm path: it leaves `csrc/cuda_only` out on ROCm.
+    write(
+        "setup.py",
+        "from torch.utils.cpp_extension import CUDAExtension, IS_HIP_EXTENSION\n"
+        "if not IS_HIP_EXTENSION:\n"
+        '    ext = CUDAExtension("x_cuda", sources=["csrc/cuda_only/k.cu"])\n'
+        'ext2 = CUDAExtension("x_ops", sources=["csrc/ops.cu"])\n',
+    )
+    write("csrc/cuda_only/k.cu", KERNEL)
+    _, _, found = _lint(cli, tmp_path)
+    summary = {
+        d["path"]: d for d in found if d["rule"] == "cuda-only-component" and not d.get("guarded")
+    }
+    assert set(summary) == {"fa3/setup.py", "setup.py"}
+    assert {d["severity"] for d in summary.values()} == {"info"}
+    assert all("already leaves it out" in d["message"] for d in summary.values())
 
 
 def test_component_build_file_with_a_rocm_path_guards_only_its_nvidia_build(cli, write, tmp_path):
