@@ -447,3 +447,41 @@ def test_helper_module_imported_only_in_the_cuda_only_branch_is_cuda_only(tmp_pa
     _write(tmp_path, files)
     reported, guarded = _where(_run(tmp_path, "nvml-smi", "cuda-only-component"), tmp_path)
     assert ("build_tools/tinyfw.py", 5) in reported and guarded == {}
+
+
+# -- functions of a setup.py that nothing calls --------------------------------------------------
+UNCALLED_SETUP = """\
+import torch
+from packaging.version import parse
+from torch.utils.cpp_extension import CUDAExtension
+
+
+def check_versions():
+    return parse(torch.version.cuda)
+
+
+def used():
+    return parse(torch.version.cuda)
+
+
+ext = CUDAExtension("x", sources=["x.cu"])
+used()
+"""
+
+
+def test_a_setup_py_function_nothing_calls_runs_in_no_build(tmp_path):
+    (tmp_path / "setup.py").write_text(UNCALLED_SETUP)
+    reported, guarded = _where(_run(tmp_path, "torch-version-cuda"), tmp_path)
+    assert "called nowhere" in guarded[("setup.py", 7)]
+    assert ("setup.py", 11) in reported  # called: stays
+
+
+def test_an_uncalled_function_named_elsewhere_or_outside_setup_py_stays(tmp_path):
+    (tmp_path / "setup.py").write_text(UNCALLED_SETUP)
+    (tmp_path / "tools.py").write_text("from setup import check_versions\n")
+    reported, _ = _where(_run(tmp_path, "torch-version-cuda"), tmp_path)
+    assert ("setup.py", 7) in reported
+    (tmp_path / "tools.py").unlink()
+    (tmp_path / "build_ext.py").write_text(UNCALLED_SETUP)  # a module: may be imported
+    reported, _ = _where(_run(tmp_path, "torch-version-cuda"), tmp_path)
+    assert ("build_ext.py", 7) in reported

@@ -969,6 +969,8 @@ class Paths:
         self._lines = text.splitlines()
         if self.rocm:
             _called_only_where_dead(tree, self, index)
+        if where is not None and where.name == "setup.py":
+            _never_called(tree, self, index)
 
     def _ast_column(self, line: int, column: int) -> int:
         """A 1-based character column as `ast`'s 0-based UTF-8 byte offset."""
@@ -1049,6 +1051,37 @@ def _called_only_where_dead(tree: ast.Module, paths: Paths, index: ProjectIndex 
                 )
                 del candidates[name]
                 changed = True
+
+
+def _never_called(tree: ast.Module, paths: Paths, index: ProjectIndex | None) -> None:
+    """Module-level functions of a `setup.py` that nothing calls: a setup.py is run, never
+    imported, so a function its own module never names and no other file of the run mentions
+    (flash-attention's `check_cuda_torch_binary_vs_bare_metal`, left over from apex) runs in no
+    build. Only when the whole run is known (`index.foreign`); a decorated function (a
+    registration) or one bound twice stays reported."""
+    if index is None or index.foreign is None:
+        return
+    named = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    named |= {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+    named |= {
+        n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+    }
+    bound: dict[str, int] = {}
+    for stmt in tree.body:
+        for name in _bound_names([stmt]):
+            bound[name] = bound.get(name, 0) + 1
+    for stmt in tree.body:
+        if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) or stmt.decorator_list:
+            continue
+        name = stmt.name
+        if name in named or name in index.foreign or bound.get(name) != 1:
+            continue
+        start, end = _span(stmt)
+        reason = (
+            f"`{name}()` is defined in setup.py and called nowhere in the project (a setup.py "
+            "is run, never imported): no build runs this"
+        )
+        paths.rocm.append(Region(start, end, reason))
 
 
 def is_build_script(text: str) -> bool:
