@@ -16,7 +16,7 @@ from pathlib import Path
 
 from cuda2rocm.build_context import hipified_dirs, torch_built_dirs
 from cuda2rocm.cache import Cache, content_hash
-from cuda2rocm.context.recipes import nvidia_recipes
+from cuda2rocm.context.recipes import builds_for_rocm, nvidia_recipes
 from cuda2rocm.discover import Found, Problem, discover
 from cuda2rocm.engine import Linter, LintResult, Notice, _general, is_recovery_notice
 from cuda2rocm.model import Safety, Severity
@@ -347,8 +347,10 @@ def run(
         if item.language in ("dockerfile", "shell")
     }
     if recipes:
-        rocm_build = bool(getattr(linter, "hipified_dirs", None)) or (
-            linter.build_membership is not None and _rocm_build_exists(linter.build_membership)
+        rocm_build = (
+            bool(getattr(linter, "hipified_dirs", None))
+            or (linter.build_membership is not None and _rocm_build_exists(linter.build_membership))
+            or any(builds_for_rocm(item.path.name, data) for _, item, data in read)
         )
         result.diagnostics = nvidia_recipes(result.diagnostics, recipes, rocm_build)
     for problem in problems:

@@ -53,3 +53,16 @@ def test_a_recipe_that_is_not_nvidias_keeps_its_findings(cli, write, tmp_path):
     found = _lint(cli, tmp_path)
     assert found[("scripts/launch.sh", 2, "docker-gpu-flags")][0] != "info"
     assert found[("docker/Dockerfile", 2, "rocm-variant-packages")][0] != "info"
+
+
+def test_a_setup_py_that_branches_on_rocm_makes_the_recipe_a_note(cli, write, tmp_path):
+    write("docker/Dockerfile", DOCKERFILE)
+    write(
+        "setup.py",
+        "import torch\nfrom torch.utils.cpp_extension import CUDAExtension\n"
+        'macros = [("WITH_HIP", None)] if torch.version.hip else [("WITH_CUDA", None)]\n'
+        'ext = CUDAExtension("x", sources=["x.cu"], define_macros=macros)\n',
+    )
+    found = _lint(cli, tmp_path)
+    recipe = {k: v for k, v in found.items() if k[0] == "docker/Dockerfile"}
+    assert recipe and {v[0] for v in recipe.values()} == {"info"}

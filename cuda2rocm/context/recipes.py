@@ -6,8 +6,9 @@ wheels of torch is NVIDIA's recipe: its CUDA wheel index, its `triton` pin and t
 port keeps that recipe for NVIDIA and adds a ROCm one beside it rather than editing it line by
 line. So the recipe gets one finding (its first), and the others in it (and in the scripts that
 build an image from it) become notes that point to it. In a project whose build already has a
-ROCm path (a component it leaves out on ROCm, a ROCm configure block, a hipify step) the
-recipe's finding is a note too: the project runs on ROCm without it.
+ROCm path (a component it leaves out on ROCm, a ROCm configure block, a hipify step, a setup.py
+or CMakeLists.txt that branches on ROCm) the recipe's finding is a note too: the project builds
+for ROCm without it.
 """
 
 from __future__ import annotations
@@ -97,6 +98,21 @@ def nvidia_recipes(
                 message=f"{d.message} (part of the NVIDIA container recipe reported at {where})",
             )
     return out
+
+
+#: A build file that branches on ROCm: torch's HIP flags and ROCm homes in a setup.py, a ROCm
+#: switch in CMake (detectron2's `define_macros += [("WITH_HIP", None)]` under
+#: `is_rocm_pytorch`, faiss's `FAISS_ENABLE_ROCM`).
+ROCM_BUILD = re.compile(
+    rb"torch\.version\.hip|IS_HIP_EXTENSION|ROCM_HOME|\bis_rocm|\bUSE_ROCM\b|ENABLE_ROCM\b"
+    rb"|\bWITH_HIP\b|\bUSE_HIP\b|hipify"
+)
+BUILD_FILES = frozenset({"setup.py", "CMakeLists.txt"})
+
+
+def builds_for_rocm(name: str, data: bytes) -> bool:
+    """Whether a build file (setup.py, CMakeLists.txt) has a ROCm path."""
+    return name in BUILD_FILES and bool(ROCM_BUILD.search(data))
 
 
 def _is_dockerfile(path: str) -> bool:
