@@ -9,6 +9,8 @@ A name bound once to `torch.version.cuda` (`cuda_ver = torch.version.cuda`) is f
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 from libcst.metadata import ScopeProvider
 
@@ -18,6 +20,7 @@ from cuda2rocm.frontends.python_guards import HIP, TESTS, NvidiaUse, VendorGuard
 from cuda2rocm.model import Fix, Safety, Severity
 
 CUDA = "torch.version.cuda"
+_ROCM_WORD = re.compile(r"\b(rocm|hip|hipcc|amd)\b", re.I)
 PARSERS = {
     "float",
     "int",
@@ -104,7 +107,7 @@ class Rule(NameAware):
             target.comparator
         ):
             positive = isinstance(target.operator, (cst.IsNot, cst.NotEqual))
-            if positive and self._version_branch(comp):
+            if positive and (self._version_branch(comp) or self._keeps_nvcc_from_hip(comp)):
                 return
             fix = None
             if isinstance(use, cst.Attribute):
@@ -206,6 +209,24 @@ class Rule(NameAware):
         finder = _NvccUse(self._nvcc_flags)
         for part in region:
             part.visit(finder)
+        return finder.found
+
+    def _keeps_nvcc_from_hip(self, node: cst.CSTNode) -> bool:
+        """`# --generate-dependencies-with-compile is not supported by ROCm` /
+        `if torch.version.cuda is not None: ... '--generate-dependencies-with-compile' ...`
+        (torch's own ninja writer, copied by projects): a test whose branch holds CUDA's
+        compiler or an nvcc-only flag, and whose comment says it leaves ROCm out on purpose,
+        is right on ROCm: hipcc must not get that flag."""
+        owner = self.parent(self._condition_root(node))
+        if not isinstance(owner, cst.If):
+            return False
+        comments = [line.comment.value for line in owner.leading_lines if line.comment]
+        if not any(_ROCM_WORD.search(c) for c in comments):
+            return False
+        if self._nvcc_flags is None:
+            self._nvcc_flags = frozenset(find_rule("nvcc-flags").tables.get("flags", {}))
+        finder = _NvccUse(self._nvcc_flags)
+        owner.body.visit(finder)
         return finder.found
 
     def _nvidia_branch(self, node: cst.CSTNode) -> str | None:
