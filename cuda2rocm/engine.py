@@ -303,7 +303,12 @@ class Linter:
         return found
 
     def _lint_cpp(
-        self, source: SourceFile, rules: list[RuleSpec], torch_built: bool | None = None
+        self,
+        source: SourceFile,
+        rules: list[RuleSpec],
+        torch_built: bool | None = None,
+        kernel: bool = False,
+        jit: bool = False,
     ) -> list[Diagnostic]:
         """tree-sitter recovers from syntax errors: the first one becomes a notice (a
         parse-error diagnostic of severity info, which the runner moves to the notices), since
@@ -319,8 +324,11 @@ class Linter:
             if self.project_macros is not None:
                 view.rocm_macros = frozenset(self.project_macros.defines.rocm)
                 view.wavefront_constants = frozenset(self.project_macros.wavefronts)
+            # A string that defines a kernel goes to the GPU compiler (hipcc or hiprtc on
+            # ROCm), whatever file holds it: its passes are those of a .cu file.
+            path = source.path + ".cu" if kernel else source.path
             return preprocessor.model(
-                source.text, source.path, bool(view.torch_built), self.project_macros
+                source.text, path, bool(view.torch_built), self.project_macros
             )
 
         try:
@@ -328,7 +336,10 @@ class Linter:
                 source,
                 [(r, self._checks[r.id]) for r in rules],
                 cpp.CppContext(
-                    self.target, torch_built=torch_built, hipified=self.hipified_for(source.path)
+                    self.target,
+                    torch_built=torch_built,
+                    hipified=self.hipified_for(source.path),
+                    jit=jit,
                 ),
                 line_model,
             )
@@ -363,7 +374,14 @@ class Linter:
             rules = [r for r in rules if r.step != 0 and not any(matches(r, o) for o in off)]
             if not rules:
                 continue
-            for d in self._lint_cpp(virtual, rules, torch_built=literal.torch_built):
+            found_here = self._lint_cpp(
+                virtual,
+                rules,
+                torch_built=literal.torch_built,
+                kernel=literal.kernel,
+                jit=literal.kernel and not literal.torch_built,
+            )
+            for d in found_here:
                 if literal.template and d.rule == "parse-error":
                     continue  # placeholders of a JIT template are not C++: expected
                 found.append(_from_embedded(d, literal, virtual, source))

@@ -129,3 +129,41 @@ def test_kernel_templates_handed_to_a_jit_are_linted_without_parse_noise():
     assert {d.position.line for d in found if d.rule == "warp-mask-32bit"} == {5, 6}
     assert not [d for d in found if d.rule == "parse-error"]
     assert all(d.position.line != 9 for d in found)
+
+
+JIT_KERNEL = """from tutel_like import create_cuda_kernel
+
+reduce = create_cuda_kernel('''
+extern "C" __global__ void k(float *x) {
+  float v = x[blockIdx.x];
+#if !defined(__HIPCC__)
+  unsigned int mask = __activemask();
+  v += __shfl_down_sync(mask, v, 16, 32);
+#else
+  v += 1.0f;
+#endif
+  x[blockIdx.x] = v;
+}
+''')
+"""
+
+
+def test_a_kernel_string_is_preprocessed_as_the_gpu_compiler_sees_it():
+    """A string that defines a kernel goes to hipcc or hiprtc on ROCm (never the plain C++
+    compiler): its `#if !defined(__HIPCC__)` branch is one no ROCm compile takes."""
+    found = _lint(JIT_KERNEL, "moe.py")
+    shuffles = [d for d in found if d.rule == "warp-mask-32bit"]
+    assert {d.position.line for d in shuffles} == {7, 8}
+    assert all("the HIP pass skips this" in d.guarded for d in shuffles)
+    assert "`#if !defined(__HIPCC__)` at line 6" in shuffles[0].guarded
+
+
+def test_a_jit_kernel_string_is_not_told_to_include_the_runtime_header():
+    """The run-time compiler's driver supplies the prelude (hiprtc's builtins; a JIT that
+    writes the string to a file adds its include): `blockIdx` alone says nothing."""
+    found = _lint(JIT_KERNEL, "moe.py")
+    assert not [d for d in found if d.rule == "hip-include"]
+    # A .cu file with the same code is compiled as it is: the runtime header is missing.
+    body = JIT_KERNEL.split("'''")[1]
+    cu = LINTER.lint_source(SourceFile("moe.cu", "cuda", body))
+    assert [d.rule for d in cu if d.rule == "hip-include"] == ["hip-include"]

@@ -29,6 +29,8 @@ CUDA translation unit; hipcc 5.2 does not include hip_runtime.h (measured: "unkn
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from cuda2rocm import names
 from cuda2rocm.compat_header import HIP_CONDITION, RUNTIME
 from cuda2rocm.frontends.cpp import CppRule, Include, ancestors, hip_excluded
@@ -81,6 +83,8 @@ class Rule(CppRule):
         for inc in view.includes:
             if self._is_compat(inc) or hip_excluded(view, inc.node):
                 continue
+            if self._project_header(inc):
+                continue
             if self._removed_from_torch(inc) or self._cub_thrust(inc):
                 continue
             row = names.header(inc.name)
@@ -96,8 +100,22 @@ class Rule(CppRule):
                 continue  # torch's (or the project's) hipify rewrites it: nothing to do
             else:
                 self._port(inc, row)
-        if not (view.torch_built or view.hipified):  # both hipifiers add hip_runtime.h
+        # Both hipifiers add hip_runtime.h; a run-time compiler's driver supplies its own
+        # prelude (hiprtc's builtin header; a JIT that writes the string to a file adds the
+        # include it needs), so the file alone does not say the runtime header is missing.
+        if not (view.torch_built or view.hipified or view.jit):
             self._implicit_runtime()
+
+    def _project_header(self, inc: Include) -> bool:
+        """`#include "cuda/scatter_cuda.h"` naming the project's own file beside this one
+        (a quoted include is looked up from the including file's folder first): not the
+        toolkit header of the same spelling."""
+        if inc.system:
+            return False
+        try:
+            return (Path(self.view.source.path).parent / inc.name).is_file()
+        except (OSError, ValueError):
+            return False
 
     def _is_compat(self, inc: Include) -> bool:
         header = self.ctx.compat_header

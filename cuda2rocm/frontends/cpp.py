@@ -85,6 +85,9 @@ class CppContext:
     torch_built: bool | None = None
     #: The project's own build hipifies this file (build_context.hipified_dirs).
     hipified: bool = False
+    #: Kernel source handed to a run-time compiler (a string in a Python file, not a
+    #: `load_inline` source): the JIT, not the file, decides what it is compiled with.
+    jit: bool = False
 
 
 @dataclass(frozen=True)
@@ -125,6 +128,8 @@ class CppView:
     defines: list[tree_sitter.Node] = field(default_factory=list)
     #: The project's own build hipifies this file (names are renamed there, not by torch).
     hipified: bool = False
+    #: Kernel source handed to a run-time compiler (CppContext.jit).
+    jit: bool = False
     declarations: list[tree_sitter.Node] = field(default_factory=list)
     loops: list[tree_sitter.Node] = field(default_factory=list)
     functions: list[tree_sitter.Node] = field(default_factory=list)
@@ -540,6 +545,7 @@ def run_rules(
     if ctx.torch_built is not None:
         view.torch_built = ctx.torch_built
     view.hipified = ctx.hipified
+    view.jit = ctx.jit
     if line_model is not None:
         view.line_model = line_model(view)
     if any(marker in source.text[:2000] for marker in GENERATED_MARKERS):

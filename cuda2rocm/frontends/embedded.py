@@ -37,6 +37,9 @@ class Embedded:
     #: A kernel template handed to a JIT (found anywhere, not a load_inline source or a module
     #: constant): it may hold placeholders (`@dtype@`), so tree-sitter's recovery is expected.
     template: bool = False
+    #: The string defines a `__global__` kernel: on ROCm hipcc (a `load_inline` CUDA source)
+    #: or a run-time compiler builds it, never the plain C++ compiler.
+    kernel: bool = False
 
     def to_file(self, index: int) -> int:
         return self.offsets[min(max(index, 0), len(self.text))]
@@ -186,5 +189,6 @@ def find(source: SourceFile) -> list[Embedded]:
         if literal is not None:
             literal.torch_built = True if id(constant) in inline else None
             literal.template = id(constant) in templates
+            literal.kernel = bool(_KERNEL.search(constant.value))
             found.append(literal)
     return found
