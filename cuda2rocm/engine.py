@@ -324,6 +324,8 @@ class Linter:
             if self.project_macros is not None:
                 view.rocm_macros = frozenset(self.project_macros.defines.rocm)
                 view.wavefront_constants = frozenset(self.project_macros.wavefronts)
+                view.mask_free_macros = frozenset(self.project_macros.mask_free_macros)
+                view.wide_mask_types = frozenset(self.project_macros.wide_mask_types)
             # A string that defines a kernel goes to the GPU compiler (hipcc or hiprtc on
             # ROCm), whatever file holds it: its passes are those of a .cu file.
             path = source.path + ".cu" if kernel else source.path

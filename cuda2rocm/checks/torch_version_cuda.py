@@ -39,6 +39,7 @@ class Rule(NameAware):
         self._nvidia_packages: frozenset[str] | None = None
         self._nvcc_flags: frozenset[str] | None = None
         self._guard = VendorGuard(self, (HIP,))
+        self._flag_guard = VendorGuard(self, (HIP,), follow_names=True)
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         if node.attr.value == "cuda" and CUDA in self.qualified_names(node):
@@ -108,6 +109,8 @@ class Rule(NameAware):
         ):
             positive = isinstance(target.operator, (cst.IsNot, cst.NotEqual))
             if positive and (self._version_branch(comp) or self._keeps_nvcc_from_hip(comp)):
+                return
+            if self._flag_used_with_hip_test(comp):
                 return
             fix = None
             if isinstance(use, cst.Attribute):
@@ -210,6 +213,25 @@ class Rule(NameAware):
         for part in region:
             part.visit(finder)
         return finder.found
+
+    def _flag_used_with_hip_test(self, comp: cst.Comparison) -> bool:
+        """`is_cuda = torch.version.cuda is not None` ... `if is_not_hip and is_cuda:`: a flag
+        bound once whose every use sits in a condition that also tests torch.version.hip (or a
+        name bound to it) tells the platforms apart where it is used."""
+        assign = self.parent(comp)
+        if not isinstance(assign, cst.Assign) or assign.value is not comp:
+            return False
+        if len(assign.targets) != 1 or not isinstance(assign.targets[0].target, cst.Name):
+            return False
+        target = assign.targets[0].target
+        scope = self.get_metadata(ScopeProvider, target, None)
+        if scope is None:
+            return False
+        assignments = list(scope.assignments[target.value])
+        if len(assignments) != 1:
+            return False
+        refs = [r.node for r in assignments[0].references if isinstance(r.node, cst.Name)]
+        return bool(refs) and all(self._flag_guard.rocm_aware(r) for r in refs)
 
     def _keeps_nvcc_from_hip(self, node: cst.CSTNode) -> bool:
         """`# --generate-dependencies-with-compile is not supported by ROCm` /

@@ -82,7 +82,11 @@ class Rule(CppRule):
             name, value = node.child_by_field_name("name"), node.child_by_field_name("value")
             if node.type != "preproc_def" or name is None or value is None:
                 continue
-            if _MASK_NAME.search(view.text(name)) and _is_full(view, value):
+            if (
+                _MASK_NAME.search(view.text(name))
+                and _is_full(view, value)
+                and not self._only_dropped(view.text(name), node)
+            ):
                 self._report(
                     value,
                     f"`#define {view.text(name)} {view.text(value).strip()}` is a 32-lane mask; "
@@ -102,6 +106,8 @@ class Rule(CppRule):
             )
             return
         args = _args(call)
+        if args and name != "__activemask" and self._wide_on_rocm(call, args[0]):
+            return  # the project's own 64-bit mask type on ROCm: ported for HIP's *_sync
         if name in _LANE_MOVES and len(args) == 3 and self._thirty_two_lane_warps(call):
             self.report(
                 call,
@@ -121,6 +127,68 @@ class Rule(CppRule):
             "(compatibility header)",
             *edits,
         )
+
+    def _wide_on_rocm(self, call, mask) -> bool:
+        """The mask argument is a variable or parameter declared with a type the project makes
+        64-bit on ROCm (`using warp_mask_t = unsigned long long;` under `#ifdef USE_ROCM`,
+        context.warp_masks)."""
+        view = self.view
+        if mask.type != "identifier" or not view.wide_mask_types:
+            return False
+        name = view.text(mask)
+        function = call
+        while function is not None and function.type != "function_definition":
+            function = function.parent
+        if function is None:
+            return False
+        stack = [function]
+        while stack:
+            node = stack.pop()
+            if node.start_byte >= call.start_byte:
+                continue
+            stack.extend(node.children)
+            if node.type not in ("parameter_declaration", "declaration"):
+                continue
+            type_node = node.child_by_field_name("type")
+            declared = [
+                d
+                for d in node.children_by_field_name("declarator")
+                if view.text(d).split("=", 1)[0].strip().lstrip("&*") == name
+            ]
+            if declared and type_node is not None:
+                spelled = view.text(type_node).replace("const", "").strip()
+                return spelled in view.wide_mask_types
+        return False
+
+    def _only_dropped(self, name: str, define) -> bool:
+        """`#define FULL_MASK 0xffffffff` used only as the mask argument of a macro that the
+        project's ROCm code defines without using it (`SHFL_DOWN_SYNC(mask, v, d)` ->
+        `__shfl_down(v, d)` under `#ifdef USE_ROCM`, context.warp_masks), or not at all in
+        this file's code a HIP pass compiles: on ROCm it is never a lane mask."""
+        view = self.view
+        if not view.mask_free_macros:
+            return False
+        uses = [
+            n
+            for n in view.identifiers
+            if view.text(n) == name and not (define.start_byte <= n.start_byte < define.end_byte)
+        ]
+        if any(t.name == name for t in view.macro_tokens):
+            return False  # passed on through another macro: not followed
+        live = [u for u in uses if not hip_excluded(view, u)]
+        if not live:
+            return False  # nothing here says where it goes: keep the finding
+        for use in live:
+            args = use.parent
+            call = args.parent if args is not None and args.type == "argument_list" else None
+            if call is None or call.type != "call_expression":
+                return False
+            arguments = _args(call)
+            if not arguments or arguments[0] != use:
+                return False
+            if _callee(view, call) not in view.mask_free_macros:
+                return False
+        return True
 
     def _thirty_two_lane_warps(self, call) -> bool:
         """Whether the function around `call` spells 32-lane warps (a literal 31 or 32, or

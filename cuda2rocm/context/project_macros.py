@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
-from cuda2rocm.context import build_defines, preprocessor
+from cuda2rocm.context import build_defines, preprocessor, warp_masks
 from cuda2rocm.context.preprocessor import PASSES, UNKNOWN, Val
 
 #: An include chain deeper than this is treated as unknown (and cycles are cut).
@@ -51,6 +51,10 @@ class ProjectMacros:
     #: Warp-size constants (`kWarpSize`) whose every definition a ROCm build may compile is
     #: the wavefront, not a bare 32 (`wavefront_constants`): name -> the first such site.
     wavefronts: dict[str, str] = field(default_factory=dict)
+    #: Ported lane masks (`warp_masks`): macros that drop their mask argument on ROCm, and
+    #: mask types that are 64-bit there: name -> the first such site.
+    mask_free_macros: dict[str, str] = field(default_factory=dict)
+    wide_mask_types: dict[str, str] = field(default_factory=dict)
     digest: str = ""
 
     # -- building ------------------------------------------------------------------------------
@@ -85,11 +89,27 @@ class ProjectMacros:
                         where = f"{path}:{line}"
                     self.sites[p][name] = (may or live is not False, where)
         self.wavefronts = wavefront_constants(self, plain)
+        reachable = self._hip_reachable()
+        self.mask_free_macros = warp_masks.mask_free_macros(self.texts, reachable)
+        self.wide_mask_types = warp_masks.wide_mask_types(self.texts, reachable)
         del self._in_progress
         self.texts = {}
         self.torch_built = None
         self.digest = self._digest()
         return self
+
+    def _hip_reachable(self) -> Callable[[str, int], bool]:
+        """(path, line) -> whether some HIP pass may compile that line of a project file."""
+        models: dict[str, preprocessor.LineModel] = {}
+
+        def reachable(path: str, line: int) -> bool:
+            if path not in models:
+                built = bool(self.torch_built and self.torch_built(path))
+                passes = [p for p in preprocessor.passes_for(path, built) if p != "cxx"]
+                models[path] = preprocessor.combine(self._scan(path, p) for p in passes)
+            return models[path].value(line) is not False
+
+        return reachable
 
     def _scan(self, path: str, pass_name: str) -> preprocessor.Scan:
         built = bool(self.torch_built and self.torch_built(path))
@@ -138,6 +158,8 @@ class ProjectMacros:
         h = hashlib.sha256()
         h.update(repr(self.defines.facts()).encode())
         h.update(repr(sorted(self.wavefronts.items())).encode())
+        h.update(repr(sorted(self.mask_free_macros.items())).encode())
+        h.update(repr(sorted(self.wide_mask_types.items())).encode())
         for p in PASSES:
             h.update(repr(sorted(self.sites[p].items())).encode())
         for key in sorted(self.states):

@@ -145,6 +145,10 @@ class CppView:
     #: Warp-size constants whose ROCm definitions all follow the wavefront (set by the engine
     #: from context.project_macros.ProjectMacros.wavefronts).
     wavefront_constants: frozenset[str] = frozenset()
+    #: Ported lane masks (context.warp_masks, set by the engine): macros that drop their mask
+    #: argument on ROCm, and mask types that are 64-bit there.
+    mask_free_macros: frozenset[str] = frozenset()
+    wide_mask_types: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         text = self.source.text
