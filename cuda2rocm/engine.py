@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import os
 import re
 import traceback
 from collections.abc import Callable, Iterable, Sequence
@@ -326,6 +327,10 @@ class Linter:
                 view.wavefront_constants = frozenset(self.project_macros.wavefronts)
                 view.mask_free_macros = frozenset(self.project_macros.mask_free_macros)
                 view.wide_mask_types = frozenset(self.project_macros.wide_mask_types)
+                view.runtime_first = (
+                    os.path.normpath(source.path).replace(os.sep, "/")
+                    in self.project_macros.runtime_first
+                )
             # A string that defines a kernel goes to the GPU compiler (hipcc or hiprtc on
             # ROCm), whatever file holds it: its passes are those of a .cu file.
             path = source.path + ".cu" if kernel else source.path

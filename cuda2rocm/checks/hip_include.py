@@ -102,8 +102,9 @@ class Rule(CppRule):
                 self._port(inc, row)
         # Both hipifiers add hip_runtime.h; a run-time compiler's driver supplies its own
         # prelude (hiprtc's builtin header; a JIT that writes the string to a file adds the
-        # include it needs), so the file alone does not say the runtime header is missing.
-        if not (view.torch_built or view.hipified or view.jit):
+        # include it needs); a header whose every includer brought the runtime in first sees
+        # it (context.runtime_provided): the file alone does not say the runtime is missing.
+        if not (view.torch_built or view.hipified or view.jit or view.runtime_first):
             self._implicit_runtime()
 
     def _project_header(self, inc: Include) -> bool:

@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
-from cuda2rocm.context import build_defines, preprocessor, warp_masks
+from cuda2rocm.context import build_defines, preprocessor, runtime_provided, warp_masks
 from cuda2rocm.context.preprocessor import PASSES, UNKNOWN, Val
 
 #: An include chain deeper than this is treated as unknown (and cycles are cut).
@@ -55,6 +55,9 @@ class ProjectMacros:
     #: mask types that are 64-bit there: name -> the first such site.
     mask_free_macros: dict[str, str] = field(default_factory=dict)
     wide_mask_types: dict[str, str] = field(default_factory=dict)
+    #: Headers every include site of which comes after the HIP runtime header
+    #: (context.runtime_provided).
+    runtime_first: frozenset[str] = frozenset()
     digest: str = ""
 
     # -- building ------------------------------------------------------------------------------
@@ -92,6 +95,7 @@ class ProjectMacros:
         reachable = self._hip_reachable()
         self.mask_free_macros = warp_masks.mask_free_macros(self.texts, reachable)
         self.wide_mask_types = warp_masks.wide_mask_types(self.texts, reachable)
+        self.runtime_first = runtime_provided.runtime_first(self.texts, self._find)
         del self._in_progress
         self.texts = {}
         self.torch_built = None
@@ -160,6 +164,7 @@ class ProjectMacros:
         h.update(repr(sorted(self.wavefronts.items())).encode())
         h.update(repr(sorted(self.mask_free_macros.items())).encode())
         h.update(repr(sorted(self.wide_mask_types.items())).encode())
+        h.update(repr(sorted(self.runtime_first)).encode())
         for p in PASSES:
             h.update(repr(sorted(self.sites[p].items())).encode())
         for key in sorted(self.states):

@@ -1,0 +1,63 @@
+"""Headers compiled only after the HIP runtime header: their includers bring it in first.
+
+nvcc includes cuda_runtime.h in every CUDA file; hipcc includes nothing, so a file that uses
+`__forceinline__` or `threadIdx` with no runtime include of its own fails when compiled alone.
+A header is never compiled alone, though: if every file of the run that includes it has already
+included something that brings in `hip/hip_runtime.h` (the runtime itself; any torch header,
+since torch's `torch/headeronly/macros/Macros.h` includes it under `__HIPCC__`; a CUDA runtime or
+fp16 header, which the hipify step maps to its HIP counterpart, or which is reported on its own
+line where nothing maps it), the header sees the runtime. Followed through headers that provide
+it and through includers that are themselves such headers (a fixpoint). A header no file of the
+run includes is unknown, so it keeps its finding.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+
+_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*([<"])([^>"\n]+)[>"]', re.M)
+_PROVIDES = re.compile(
+    r"^(hip/hip_runtime\.h|hip_runtime\.h|hip/hip_runtime_api\.h|torch/|ATen/|c10/"
+    r"|cuda_runtime\.h|cuda_runtime_api\.h|cuda\.h|cuda_fp16\.h|cuda_bf16\.h|hip/hip_fp16\.h)"
+)
+_HEADER_SUFFIXES = (".h", ".hpp", ".hxx", ".cuh", ".inl", ".hh")
+
+
+def runtime_first(
+    texts: Mapping[str, str], find: Callable[[str, str], str | None]
+) -> frozenset[str]:
+    """Paths of headers every include site of which comes after the runtime header.
+    `find(include, includer)`: the project file an `#include` names, or None."""
+    includes: dict[str, list[tuple[str, str | None]]] = {}
+    for path, text in texts.items():
+        names = [m.group(2).strip() for m in _INCLUDE.finditer(text)]
+        includes[path] = [(name, find(name, path)) for name in names]
+    # Files that bring the runtime in (directly or through project headers): a fixpoint.
+    provides = {p for p, incs in includes.items() if any(_PROVIDES.match(n) for n, _ in incs)}
+    changed = True
+    while changed:
+        changed = False
+        for path, incs in includes.items():
+            if path not in provides and any(t in provides for _, t in incs if t):
+                provides.add(path)
+                changed = True
+    # Include sites of each project header: (includer, whether the runtime came before it).
+    sites: dict[str, list[tuple[str, bool]]] = {}
+    for path, incs in includes.items():
+        seen = False
+        for name, target in incs:
+            if target is not None:
+                sites.setdefault(target, []).append((path, seen))
+            seen = seen or bool(_PROVIDES.match(name)) or (target in provides)
+    first: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for header, found in sites.items():
+            if header in first or not header.endswith(_HEADER_SUFFIXES):
+                continue
+            if found and all(before or includer in first for includer, before in found):
+                first.add(header)
+                changed = True
+    return frozenset(first)
