@@ -106,7 +106,16 @@ def _facts() -> tuple[dict, dict, dict]:
                     out[p][row["name"]] = Val(True, lo, hi, "")
                 elif p in row:
                     out[p][row["name"]] = _val(row[p], "")
+    for row in data.get("pattern", []):  # name families: after the exact names
+        pattern = re.compile(row["regex"])
+        for p in PASSES:
+            if p in row:
+                _PATTERNS.setdefault(p, []).append((pattern, _val(row[p], "")))
     return base, torch, dict(data.get("hipify", {}))
+
+
+#: pass -> [(name pattern, value)] from hip_macros.toml's [[pattern]] rows (filled by _facts).
+_PATTERNS: dict[str, list[tuple[re.Pattern[str], Val]]] = {}
 
 
 def passes_for(path: str, torch_built: bool) -> tuple[str, ...]:
@@ -638,7 +647,15 @@ def base_lookup(pass_name: str, torch_built: bool) -> Callable[[str], Val]:
     table = dict(base[pass_name])
     if torch_built:
         table.update(torch[pass_name])
-    return lambda name: table.get(name, UNKNOWN)
+    patterns = _PATTERNS.get(pass_name, [])
+
+    def lookup(name: str) -> Val:
+        found = table.get(name)
+        if found is not None:
+            return found
+        return next((v for pattern, v in patterns if pattern.match(name)), UNKNOWN)
+
+    return lookup
 
 
 def hipify_renames(torch_built: bool) -> Mapping[str, str]:
