@@ -36,6 +36,11 @@ _CTAD = {"std::array": "std::array<float, 3>{...}", "std::tuple": "std::tuple<fl
 _STD_CONTAINER = re.compile(r"^(const\s+)?(std::)?(array|vector)\s*<")
 
 
+#: Jinja statement tags (`{% if %}`): the file is a code generator's template (FBGEMM's
+#: `*_template.cu`), whose `{{ expr }}` / `{% ... %}` are not C++ braced lists.
+_JINJA = re.compile(r"\{%-?\s*(if|for|else|elif|endif|endfor|set|macro|endmacro|include)\b")
+
+
 class Rule(CppRule):
     def check(self) -> None:
         view = self.view
@@ -62,6 +67,8 @@ class Rule(CppRule):
             if arg.type != "initializer_list" or hip_excluded(self.view, arg):
                 continue
             text = self.view.text(arg)
+            if text.startswith(("{{", "{%", "{#")) and _JINJA.search(self.view.source.text):
+                continue  # a Jinja tag of a code-generator template, not a braced list
             self.report(
                 arg,
                 f"a braced list as a launch dimension (`{text}`): hipcc rejects it (expected "
