@@ -137,7 +137,8 @@ def _python_and_build_context(linter: Linter, items: list[Found], have: dict[int
     linter.build_membership.components += vendor_only.components(files, root)
     parts = [linter.python_index.digest, sorted(linter.build_membership.companions.items())]
     parts += sorted(
-        f"{c.root}|{c.reason}|{sorted(c.files)}" for c in linter.build_membership.components
+        f"{c.root}|{c.reason}|{sorted(c.files)}|{sorted(c.helpers)}"
+        for c in linter.build_membership.components
     )
     return "+ctx" + hashlib.blake2b(repr(parts).encode(), digest_size=8).hexdigest()
 

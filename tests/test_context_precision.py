@@ -447,3 +447,57 @@ def test_helper_module_imported_only_in_the_cuda_only_branch_is_cuda_only(tmp_pa
     _write(tmp_path, files)
     reported, guarded = _where(_run(tmp_path, "nvml-smi", "cuda-only-component"), tmp_path)
     assert ("build_tools/tinyfw.py", 5) in reported and guarded == {}
+
+
+def _helper_only_for_a_component(tiny_setup: str) -> dict[str, str]:
+    """setup.py builds `tiny/csrc` with a helper module only where ROCm never runs; a second
+    build script (`tiny/setup.py`) imports the same helper."""
+    setup_py = FRAMEWORKS_SETUP.replace(
+        '    ext_modules.append(CUDAExtension("tinyext", ["tiny/csrc/tiny.cu"]))\n',
+        "    from build_tools.tinyfw import tiny_ext\n\n"
+        '    ext_modules.append(tiny_ext("tiny/csrc"))\n',
+    )
+    tinyfw = (
+        "import subprocess\n\n\ndef tiny_ext(folder):\n"
+        '    subprocess.run(["nvidia-smi"])\n    return folder\n'
+    )
+    return {
+        "setup.py": setup_py,
+        "build_tools/tinyfw.py": tinyfw,
+        "csrc/core.cu": PTX,
+        "tiny/csrc/tiny.cu": PTX,
+        "tiny/other/x.cu": PTX,
+        "tiny/setup.py": tiny_setup,
+    }
+
+
+def test_helper_another_script_uses_only_to_build_the_component_joins_it(tmp_path):
+    files = _helper_only_for_a_component(
+        "from build_tools.tinyfw import tiny_ext\n\next = tiny_ext('csrc')\n"
+    )
+    _write(tmp_path, files)
+    result = _run(tmp_path, "nvml-smi", "inline-ptx", "cuda-only-component")
+    reported, guarded = _where(result, tmp_path)
+    why = guarded[("build_tools/tinyfw.py", 5)]
+    assert "`build_tools/tinyfw.py` is used only to build `tiny/csrc`" in why
+    assert ("tiny/csrc/tiny.cu", 1) in guarded and ("csrc/core.cu", 1) in reported
+    # One decision, one summary: the helper joins the folder's finding.
+    summaries = [d for d in result.diagnostics if d.rule == "cuda-only-component"]
+    assert len(summaries) == 1 and "`tiny/csrc`" in summaries[0].message
+
+
+def test_helper_another_script_uses_otherwise_stays_reported(tmp_path):
+    for tiny_setup in (
+        # builds a folder ROCm may build
+        "from build_tools.tinyfw import tiny_ext\n\next = tiny_ext('other')\n",
+        # passes the helper on as a value
+        "from build_tools.tinyfw import tiny_ext\n\nmake = tiny_ext\n",
+        # an argument that is not a constant
+        "import sys\nfrom build_tools.tinyfw import tiny_ext\n\next = tiny_ext(sys.argv[1])\n",
+        # names the module again (a comment mentioning build_tools.tinyfw)
+        "from build_tools.tinyfw import tiny_ext\n\next = tiny_ext('csrc')  # build_tools.tinyfw\n",
+    ):
+        _write(tmp_path, _helper_only_for_a_component(tiny_setup))
+        reported, guarded = _where(_run(tmp_path, "nvml-smi", "inline-ptx"), tmp_path)
+        assert ("build_tools/tinyfw.py", 5) in reported, tiny_setup
+        assert ("tiny/csrc/tiny.cu", 1) in guarded
