@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import os
 import re
 import traceback
 from collections.abc import Callable, Iterable, Sequence
@@ -232,6 +233,12 @@ class Linter:
                 return [*found, _internal(source.path, "the context model", exc)]
         return found
 
+    def _unincluded(self, path: str) -> str:
+        """Why no ROCm compile includes this header (context.project_macros), or ""."""
+        if self.project_macros is None or not self.project_macros.unincluded:
+            return ""
+        return self.project_macros.unincluded.get(os.path.normpath(path).replace(os.sep, "/"), "")
+
     def _suppress(self, source: SourceFile, found: list[Diagnostic]) -> list[Diagnostic]:
         """Apply inline suppressions; report unknown and (opt-in) unused ones."""
         from cuda2rocm import suppressions
@@ -335,6 +342,14 @@ class Linter:
         except Exception as exc:  # parser or traversal failure: isolate it
             return [_internal(source.path, "the C++ front-end", exc)]
         found = _one_per_line(_guard(found, view.line_model))
+        unincluded = self._unincluded(source.path)
+        if unincluded:  # a header every include site of which the HIP pass skips
+            found = [
+                d
+                if d.guarded or d.rule in NEVER_GUARDED
+                else dataclasses.replace(d, guarded=unincluded)
+                for d in found
+            ]
         found += [_internal(source.path, f"rule {spec.id}", exc) for spec, exc in failed]
         if view.first_error is not None:
             start, end = view.span(view.first_error)

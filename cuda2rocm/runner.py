@@ -245,8 +245,9 @@ def prepare(linter: Linter, items: list[Found], read: list[tuple[int, Found, byt
         or b"definitions" in data
         or b"ROCM" in data.upper()
     ]
+    embedded = (d.decode("utf-8", "replace") for _, d in python if b"#include" in d)
     linter.project_macros = ProjectMacros.build(
-        texts, build_defines.index(builds), linter.torch_built_for
+        texts, build_defines.index(builds), linter.torch_built_for, embedded
     )
     linter.context_key = _python_and_build_context(linter, items, have)
     return linter.context_key

@@ -501,3 +501,60 @@ def test_helper_another_script_uses_otherwise_stays_reported(tmp_path):
         reported, guarded = _where(_run(tmp_path, "nvml-smi", "inline-ptx"), tmp_path)
         assert ("build_tools/tinyfw.py", 5) in reported, tiny_setup
         assert ("tiny/csrc/tiny.cu", 1) in guarded
+
+
+# -- a header every include site of which the HIP pass skips -------------------------------------
+HEADER_SETUP = """\
+from setuptools import setup
+from torch.utils.cpp_extension import CUDAExtension
+
+setup(name="m", ext_modules=[CUDAExtension("m", ["csrc/main.cpp", "csrc/other.cpp"])])
+"""
+
+
+def test_header_included_only_where_hip_skips_it_is_guarded(tmp_path):
+    files = {
+        "setup.py": HEADER_SETUP,
+        # torch's ROCm build passes -DUSE_ROCM=1 (cpp_extension COMMON_HIP_FLAGS)
+        "csrc/main.cpp": '#ifndef USE_ROCM\n#include "cuda_only.h"\n#endif\n#include "both.h"\n',
+        "csrc/other.cpp": '#if !defined(USE_ROCM)\n#include "cuda_only.h"\n#endif\n',
+        "csrc/cuda_only.h": '#pragma once\n#include "nested.h"\n' + PTX,
+        "csrc/nested.h": "#pragma once\n" + PTX,
+        "csrc/both.h": "#pragma once\n" + PTX,
+    }
+    _write(tmp_path, files)
+    reported, guarded = _where(_run(tmp_path, "inline-ptx"), tmp_path)
+    why = guarded[("csrc/cuda_only.h", 3)]
+    assert "csrc/main.cpp:2" in why and "#ifndef USE_ROCM" in why and "csrc/other.cpp:2" in why
+    # included only from a header no ROCm compile includes
+    assert "itself never included by ROCm" in guarded[("csrc/nested.h", 2)]
+    assert ("csrc/both.h", 2) in reported
+
+
+def test_header_with_a_live_or_unknown_include_site_stays_reported(tmp_path):
+    base = {
+        "setup.py": HEADER_SETUP,
+        "csrc/main.cpp": '#ifndef USE_ROCM\n#include "cuda_only.h"\n#endif\n',
+        "csrc/cuda_only.h": "#pragma once\n" + PTX,
+    }
+    for extra in (
+        {"csrc/other.cpp": '#include "cuda_only.h"\n'},  # a site the HIP pass compiles
+        {"csrc/other.cpp": '#ifdef MY_FLAG\n#include "cuda_only.h"\n#endif\n'},  # unknown
+        {"csrc/other.cpp": "#define H <cuda_only.h>\n#include H\n"},  # a computed include
+        {"csrc/other.cpp": '#include "sub/cuda_only.h"\n'},  # a name the run cannot resolve
+        {"m.py": 'SRC = """\n#include "cuda_only.h"\n"""\n'},  # C++ in a Python string
+    ):
+        _write(tmp_path, {**base, **extra})
+        reported, guarded = _where(_run(tmp_path, "inline-ptx"), tmp_path)
+        assert ("csrc/cuda_only.h", 2) in reported and guarded == {}, extra
+        for name in extra:
+            (tmp_path / name).unlink()
+    # A public header (under include/) may be included by code outside the run.
+    public = {
+        "setup.py": HEADER_SETUP,
+        "csrc/main.cpp": '#ifndef USE_ROCM\n#include "../include/api.h"\n#endif\n',
+        "include/api.h": "#pragma once\n" + PTX,
+    }
+    _write(tmp_path, public)
+    reported, guarded = _where(_run(tmp_path, "inline-ptx"), tmp_path)
+    assert ("include/api.h", 2) in reported
