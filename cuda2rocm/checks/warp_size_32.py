@@ -461,9 +461,9 @@ def _definitions_of(view: CppView, name: str) -> list[str]:
         if view.text(ident) != name or ident.parent is None:
             continue
         parent = ident.parent
-        if parent.type == "init_declarator" and parent.child_by_field_name("declarator") == ident:
-            value = parent.child_by_field_name("value")
-        elif parent.type == "enumerator" and parent.child_by_field_name("name") == ident:
+        if (
+            parent.type == "init_declarator" and parent.child_by_field_name("declarator") == ident
+        ) or (parent.type == "enumerator" and parent.child_by_field_name("name") == ident):
             value = parent.child_by_field_name("value")
         elif parent.type in ("parameter_declaration", "optional_parameter_declaration") or (
             parent.type in ("declaration", "field_declaration")

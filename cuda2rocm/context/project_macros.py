@@ -343,7 +343,11 @@ def unincluded_headers(project: ProjectMacros, others: Iterable[str] = ()) -> di
                     break
                 reasons.append(f"`{path}:{line}` ({why})")
             else:
-                shown = "; ".join(reasons[:3]) + (f"; {len(reasons) - 3} more" if len(reasons) > 3 else "")
-                out[header] = f"the HIP pass never includes this header: every include site skips it: {shown}"
+                more = f"; {len(reasons) - 3} more" if len(reasons) > 3 else ""
+                out[header] = (
+                    "the HIP pass never includes this header: every include site skips it: "
+                    + "; ".join(reasons[:3])
+                    + more
+                )
                 changed = True
     return out
