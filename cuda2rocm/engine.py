@@ -116,6 +116,9 @@ class Linter:
         #: What the run's build files compile only for CUDA, and other accelerators' files
         #: (set by the runner; `cuda2rocm.context.build`).
         self.build_membership = None
+        #: Extension attributes a ROCm build never binds (context.extension_attrs), set by
+        #: the runner, or None.
+        self.extension_bindings = None
         self._checks = _Checks({r.id: r for r in self.rules if r.step != 0})
         self._prefilter: dict[str, tuple[re.Pattern[bytes] | None, list[RuleSpec]]] = {}
 
@@ -226,7 +229,10 @@ class Linter:
             from cuda2rocm.context import python_paths
 
             try:
-                return python_paths.guard(found, source.text, source.path, self.python_index)
+                found = python_paths.guard(found, source.text, source.path, self.python_index)
+                from cuda2rocm.context import extension_attrs
+
+                return extension_attrs.guard(found, source.text, self.extension_bindings)
             except RecursionError:  # a pathological nesting: report everything
                 return found
             except Exception as exc:  # report everything, and the failure

@@ -558,3 +558,97 @@ def test_header_with_a_live_or_unknown_include_site_stays_reported(tmp_path):
     _write(tmp_path, public)
     reported, guarded = _where(_run(tmp_path, "inline-ptx"), tmp_path)
     assert ("include/api.h", 2) in reported
+
+
+# -- Python that needs extension attributes the ROCm build never binds ---------------------------
+BIND_SETUP = """\
+from setuptools import setup
+from torch.utils.cpp_extension import CUDAExtension
+
+setup(name="m", ext_modules=[CUDAExtension(name="myext", sources=["csrc/bind.cpp"])])
+"""
+BIND_CPP = """\
+#include <torch/extension.h>
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
+  m.def("common", &common);
+#ifndef USE_ROCM
+  m.def("cuda_only", &cuda_only);
+  py::class_<Thing>(m, "CudaThing");
+  m.def("both", &both);
+#else
+  m.def("both", &placeholder);
+#endif
+}
+"""
+SMI = '    subprocess.run(["nvidia-smi"])\n'
+BIND_RUN = (
+    "import subprocess\n"  # 1
+    "import pkg.ops as ops\n\n\n"  # 2
+    "def main():\n"  # 5
+    + SMI  # 6: before the failure, no way out: cannot complete
+    + "    ops.common()\n"  # 7
+    "    thing = ops.CudaThing()\n"  # 8
+    + SMI  # 9: after: never runs
+    + "\n\ndef other(flag):\n"  # 12
+    + SMI  # 13
+    + "    ops.both()\n"  # 14: bound on ROCm too (the #else placeholder)
+    "    maybe = ops.CudaThing() if flag else None\n"  # 15: conditional
+    + SMI  # 16
+    + "\n\ndef early(flag):\n"  # 19
+    + SMI  # 20: may return before the failure
+    + "    if flag:\n        return\n"  # 21-22
+    "    ops.cuda_only()\n"  # 23
+     + SMI  # 24: after: never runs
+)
+BIND_MODULE = (
+    "import subprocess\nimport myext\n\nif myext.cuda_only():\n    pass\n\n\ndef test():\n" + SMI
+)
+
+
+def test_code_that_needs_an_attribute_bound_only_for_cuda_is_guarded(tmp_path):
+    files = {
+        "setup.py": BIND_SETUP,
+        "csrc/bind.cpp": BIND_CPP,
+        "pkg/__init__.py": "",
+        "pkg/ops/__init__.py": "from myext import *\n",
+        "run.py": BIND_RUN,
+        "test_mod.py": BIND_MODULE,
+    }
+    _write(tmp_path, files)
+    reported, guarded = _where(_run(tmp_path, "nvml-smi"), tmp_path)
+    assert "`main()` cannot complete on ROCm" in guarded[("run.py", 6)]
+    assert "`ops.CudaThing` (line 8)" in guarded[("run.py", 6)]
+    why = guarded[("run.py", 6)]
+    assert "csrc/bind.cpp:6" in why and "#ifndef USE_ROCM" in why
+    assert guarded[("run.py", 9)].startswith("ROCm never runs this: `main()` fails before it")
+    assert {("run.py", 13), ("run.py", 16), ("run.py", 20)} <= reported
+    assert "`early()` fails before it" in guarded[("run.py", 24)]
+    # the module's top level needs it: the import fails, nothing after it runs
+    assert "the module fails before it" in guarded[("test_mod.py", 9)]
+
+
+def test_attribute_that_may_exist_on_rocm_keeps_findings_reported(tmp_path):
+    base = {
+        "setup.py": BIND_SETUP,
+        "csrc/bind.cpp": BIND_CPP,
+        "pkg/__init__.py": "",
+        "pkg/ops/__init__.py": "from myext import *\n",
+        "run.py": BIND_RUN,
+    }
+    variants = [
+        # Python tests for it (or defines it): the code expects it may be missing
+        {"gate.py": 'import pkg.ops as ops\nHAS = hasattr(ops, "CudaThing")\n'},
+        # the C++ spells it where ROCm compiles it too
+        {"csrc/more.cpp": 'const char* name = "CudaThing";\n'},
+        # the alias is rebound
+        {"run.py": BIND_RUN + "\n\nops = None\n"},
+        # the package may supply any name
+        {"pkg/ops/__init__.py": "from myext import *\n\ndef __getattr__(name):\n    return None\n"},
+    ]
+    for extra in variants:
+        _write(tmp_path, {**base, **extra})
+        reported, _ = _where(_run(tmp_path, "nvml-smi"), tmp_path)
+        assert ("run.py", 6) in reported and ("run.py", 9) in reported, extra
+        for name in extra:
+            if name not in base:
+                (tmp_path / name).unlink()
