@@ -652,3 +652,27 @@ def test_attribute_that_may_exist_on_rocm_keeps_findings_reported(tmp_path):
         for name in extra:
             if name not in base:
                 (tmp_path / name).unlink()
+
+
+# -- a driver name torch's hipify maps to a HIP function that exists -----------------------------
+def test_cu_func_set_cache_config_is_renamed_by_a_torch_table_hipify(tmp_path):
+    source = (
+        "#include <cuda.h>\n"
+        "void prefer_l1(CUfunction f) { cuFuncSetCacheConfig(f, CU_FUNC_CACHE_PREFER_L1); }\n"
+    )
+    files = {
+        # hipify_torch's CMake function: the project's build hipifies lib/ with torch's table
+        "lib/CMakeLists.txt": "hipify(CUDA_SOURCE_DIR ${CMAKE_CURRENT_SOURCE_DIR})\n",
+        "lib/rtc.cpp": source,
+        "plain/rtc.cpp": source,
+    }
+    _write(tmp_path, files)
+    result = _run(tmp_path, "hip-stream")
+    by_path = {
+        Path(d.path).resolve().relative_to(tmp_path.resolve()).as_posix(): d
+        for d in result.diagnostics
+        if "cuFuncSetCacheConfig" in d.message
+    }
+    assert "lib/rtc.cpp" not in by_path  # hipify renames it to hipFuncSetCacheConfig
+    plain = by_path["plain/rtc.cpp"]  # not hipified: a port to do, not "no HIP counterpart"
+    assert "`hipFuncSetCacheConfig`" in plain.message and plain.severity.value == "warning"
