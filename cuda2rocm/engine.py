@@ -116,6 +116,9 @@ class Linter:
         #: What the run's build files compile only for CUDA, and other accelerators' files
         #: (set by the runner; `cuda2rocm.context.build`).
         self.build_membership = None
+        #: Extension attributes a ROCm build never binds (context.extension_attrs), set by
+        #: the runner, or None.
+        self.extension_bindings = None
         self._checks = _Checks({r.id: r for r in self.rules if r.step != 0})
         self._prefilter: dict[str, tuple[re.Pattern[bytes] | None, list[RuleSpec]]] = {}
 
@@ -226,12 +229,21 @@ class Linter:
             from cuda2rocm.context import python_paths
 
             try:
-                return python_paths.guard(found, source.text, source.path, self.python_index)
+                found = python_paths.guard(found, source.text, source.path, self.python_index)
+                from cuda2rocm.context import extension_attrs
+
+                return extension_attrs.guard(found, source.text, self.extension_bindings)
             except RecursionError:  # a pathological nesting: report everything
                 return found
             except Exception as exc:  # report everything, and the failure
                 return [*found, _internal(source.path, "the context model", exc)]
         return found
+
+    def _unincluded(self, path: str) -> str:
+        """Why no ROCm compile includes this header (context.project_macros), or ""."""
+        if self.project_macros is None or not self.project_macros.unincluded:
+            return ""
+        return self.project_macros.unincluded.get(os.path.normpath(path).replace(os.sep, "/"), "")
 
     def _suppress(self, source: SourceFile, found: list[Diagnostic]) -> list[Diagnostic]:
         """Apply inline suppressions; report unknown and (opt-in) unused ones."""
@@ -353,6 +365,14 @@ class Linter:
         except Exception as exc:  # parser or traversal failure: isolate it
             return [_internal(source.path, "the C++ front-end", exc)]
         found = _one_per_line(_guard(found, view.line_model))
+        unincluded = self._unincluded(source.path)
+        if unincluded:  # a header every include site of which the HIP pass skips
+            found = [
+                d
+                if d.guarded or d.rule in NEVER_GUARDED
+                else dataclasses.replace(d, guarded=unincluded)
+                for d in found
+            ]
         found += [_internal(source.path, f"rule {spec.id}", exc) for spec, exc in failed]
         if view.first_error is not None:
             start, end = view.span(view.first_error)

@@ -8,6 +8,7 @@ prints exactly what a serial one does.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import os
 import threading
 import time
@@ -139,7 +140,8 @@ def _python_and_build_context(linter: Linter, items: list[Found], have: dict[int
     linter.build_membership.components += vendor_only.components(files, root)
     parts = [linter.python_index.digest, sorted(linter.build_membership.companions.items())]
     parts += sorted(
-        f"{c.root}|{c.reason}|{sorted(c.files)}" for c in linter.build_membership.components
+        f"{c.root}|{c.reason}|{sorted(c.files)}|{sorted(c.helpers)}"
+        for c in linter.build_membership.components
     )
     return "+ctx" + hashlib.blake2b(repr(parts).encode(), digest_size=8).hexdigest()
 
@@ -272,11 +274,50 @@ def prepare(linter: Linter, items: list[Found], read: list[tuple[int, Found, byt
         or b"definitions" in data
         or b"ROCM" in data.upper()
     ]
+    embedded = (d.decode("utf-8", "replace") for _, d in python if b"#include" in d)
     linter.project_macros = ProjectMacros.build(
-        texts, build_defines.index(builds), linter.torch_built_for
+        texts, build_defines.index(builds), linter.torch_built_for, embedded
     )
+    linter.extension_bindings = _extension_bindings(linter, have, python, items)
     linter.context_key = _python_and_build_context(linter, items, have)
+    linter.context_key += (
+        "+ext"
+        + hashlib.blake2b(linter.extension_bindings.digest.encode(), digest_size=8).hexdigest()
+    )
     return linter.context_key
+
+
+def _extension_bindings(linter: Linter, have: dict, python: list, items: list[Found]):
+    """Extension attributes the ROCm build never binds (context.extension_attrs). Every C++
+    file is read (a run of Python rules alone still needs the bindings)."""
+    from cuda2rocm.context import extension_attrs, preprocessor
+
+    if not python:
+        return extension_attrs.Bindings()
+    cpp = {
+        _norm(item.display): data.decode("utf-8", "replace")
+        for item, data in _contents(items, have, lambda i: i.language == "cuda")
+    }
+    if not any("PYBIND11_MODULE" in t for t in cpp.values()):
+        return extension_attrs.Bindings()
+    models: dict[str, preprocessor.LineModel] = {}
+
+    def skipped(path: str, line: int) -> str:
+        if path not in models:
+            built = bool(linter.torch_built_for(path))
+            models[path] = preprocessor.model(cpp[path], path, built, linter.project_macros)
+        return models[path].reason(line)
+
+    shown = {item.path: item.display for item in items if item.language == "python"}
+    modules = [
+        (extension_attrs.module_name(shown.get(p, str(p))), d.decode("utf-8", "replace"))
+        for p, d in python
+    ]
+    return extension_attrs.cuda_only_bindings(cpp, modules, skipped)
+
+
+def _norm(path: str) -> str:
+    return os.path.normpath(path).replace(os.sep, "/")
 
 
 def run(

@@ -485,3 +485,232 @@ def test_an_uncalled_function_named_elsewhere_or_outside_setup_py_stays(tmp_path
     (tmp_path / "build_ext.py").write_text(UNCALLED_SETUP)  # a module: may be imported
     reported, _ = _where(_run(tmp_path, "torch-version-cuda"), tmp_path)
     assert ("build_ext.py", 7) in reported
+
+
+def _helper_only_for_a_component(tiny_setup: str) -> dict[str, str]:
+    """setup.py builds `tiny/csrc` with a helper module only where ROCm never runs; a second
+    build script (`tiny/setup.py`) imports the same helper."""
+    setup_py = FRAMEWORKS_SETUP.replace(
+        '    ext_modules.append(CUDAExtension("tinyext", ["tiny/csrc/tiny.cu"]))\n',
+        "    from build_tools.tinyfw import tiny_ext\n\n"
+        '    ext_modules.append(tiny_ext("tiny/csrc"))\n',
+    )
+    tinyfw = (
+        "import subprocess\n\n\ndef tiny_ext(folder):\n"
+        '    subprocess.run(["nvidia-smi"])\n    return folder\n'
+    )
+    return {
+        "setup.py": setup_py,
+        "build_tools/tinyfw.py": tinyfw,
+        "csrc/core.cu": PTX,
+        "tiny/csrc/tiny.cu": PTX,
+        "tiny/other/x.cu": PTX,
+        "tiny/setup.py": tiny_setup,
+    }
+
+
+def test_helper_another_script_uses_only_to_build_the_component_joins_it(tmp_path):
+    files = _helper_only_for_a_component(
+        "from build_tools.tinyfw import tiny_ext\n\next = tiny_ext('csrc')\n"
+    )
+    _write(tmp_path, files)
+    result = _run(tmp_path, "nvml-smi", "inline-ptx", "cuda-only-component")
+    reported, guarded = _where(result, tmp_path)
+    why = guarded[("build_tools/tinyfw.py", 5)]
+    assert "`build_tools/tinyfw.py` is used only to build `tiny/csrc`" in why
+    assert ("tiny/csrc/tiny.cu", 1) in guarded and ("csrc/core.cu", 1) in reported
+    # One decision, one summary: the helper joins the folder's finding.
+    summaries = [d for d in result.diagnostics if d.rule == "cuda-only-component"]
+    assert len(summaries) == 1 and "`tiny/csrc`" in summaries[0].message
+
+
+def test_helper_another_script_uses_otherwise_stays_reported(tmp_path):
+    for tiny_setup in (
+        # builds a folder ROCm may build
+        "from build_tools.tinyfw import tiny_ext\n\next = tiny_ext('other')\n",
+        # passes the helper on as a value
+        "from build_tools.tinyfw import tiny_ext\n\nmake = tiny_ext\n",
+        # an argument that is not a constant
+        "import sys\nfrom build_tools.tinyfw import tiny_ext\n\next = tiny_ext(sys.argv[1])\n",
+        # names the module again (a comment mentioning build_tools.tinyfw)
+        "from build_tools.tinyfw import tiny_ext\n\next = tiny_ext('csrc')  # build_tools.tinyfw\n",
+    ):
+        _write(tmp_path, _helper_only_for_a_component(tiny_setup))
+        reported, guarded = _where(_run(tmp_path, "nvml-smi", "inline-ptx"), tmp_path)
+        assert ("build_tools/tinyfw.py", 5) in reported, tiny_setup
+        assert ("tiny/csrc/tiny.cu", 1) in guarded
+
+
+# -- a header every include site of which the HIP pass skips -------------------------------------
+HEADER_SETUP = """\
+from setuptools import setup
+from torch.utils.cpp_extension import CUDAExtension
+
+setup(name="m", ext_modules=[CUDAExtension("m", ["csrc/main.cpp", "csrc/other.cpp"])])
+"""
+
+
+def test_header_included_only_where_hip_skips_it_is_guarded(tmp_path):
+    files = {
+        "setup.py": HEADER_SETUP,
+        # torch's ROCm build passes -DUSE_ROCM=1 (cpp_extension COMMON_HIP_FLAGS)
+        "csrc/main.cpp": '#ifndef USE_ROCM\n#include "cuda_only.h"\n#endif\n#include "both.h"\n',
+        "csrc/other.cpp": '#if !defined(USE_ROCM)\n#include "cuda_only.h"\n#endif\n',
+        "csrc/cuda_only.h": '#pragma once\n#include "nested.h"\n' + PTX,
+        "csrc/nested.h": "#pragma once\n" + PTX,
+        "csrc/both.h": "#pragma once\n" + PTX,
+    }
+    _write(tmp_path, files)
+    reported, guarded = _where(_run(tmp_path, "inline-ptx"), tmp_path)
+    why = guarded[("csrc/cuda_only.h", 3)]
+    assert "csrc/main.cpp:2" in why and "#ifndef USE_ROCM" in why and "csrc/other.cpp:2" in why
+    # included only from a header no ROCm compile includes
+    assert "itself never included by ROCm" in guarded[("csrc/nested.h", 2)]
+    assert ("csrc/both.h", 2) in reported
+
+
+def test_header_with_a_live_or_unknown_include_site_stays_reported(tmp_path):
+    base = {
+        "setup.py": HEADER_SETUP,
+        "csrc/main.cpp": '#ifndef USE_ROCM\n#include "cuda_only.h"\n#endif\n',
+        "csrc/cuda_only.h": "#pragma once\n" + PTX,
+    }
+    for extra in (
+        {"csrc/other.cpp": '#include "cuda_only.h"\n'},  # a site the HIP pass compiles
+        {"csrc/other.cpp": '#ifdef MY_FLAG\n#include "cuda_only.h"\n#endif\n'},  # unknown
+        {"csrc/other.cpp": "#define H <cuda_only.h>\n#include H\n"},  # a computed include
+        {"csrc/other.cpp": '#include "sub/cuda_only.h"\n'},  # a name the run cannot resolve
+        {"m.py": 'SRC = """\n#include "cuda_only.h"\n"""\n'},  # C++ in a Python string
+    ):
+        _write(tmp_path, {**base, **extra})
+        reported, guarded = _where(_run(tmp_path, "inline-ptx"), tmp_path)
+        assert ("csrc/cuda_only.h", 2) in reported and guarded == {}, extra
+        for name in extra:
+            (tmp_path / name).unlink()
+    # A public header (under include/) may be included by code outside the run.
+    public = {
+        "setup.py": HEADER_SETUP,
+        "csrc/main.cpp": '#ifndef USE_ROCM\n#include "../include/api.h"\n#endif\n',
+        "include/api.h": "#pragma once\n" + PTX,
+    }
+    _write(tmp_path, public)
+    reported, guarded = _where(_run(tmp_path, "inline-ptx"), tmp_path)
+    assert ("include/api.h", 2) in reported
+
+
+# -- Python that needs extension attributes the ROCm build never binds ---------------------------
+BIND_SETUP = """\
+from setuptools import setup
+from torch.utils.cpp_extension import CUDAExtension
+
+setup(name="m", ext_modules=[CUDAExtension(name="myext", sources=["csrc/bind.cpp"])])
+"""
+BIND_CPP = """\
+#include <torch/extension.h>
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
+  m.def("common", &common);
+#ifndef USE_ROCM
+  m.def("cuda_only", &cuda_only);
+  py::class_<Thing>(m, "CudaThing");
+  m.def("both", &both);
+#else
+  m.def("both", &placeholder);
+#endif
+}
+"""
+SMI = '    subprocess.run(["nvidia-smi"])\n'
+BIND_RUN = (
+    "import subprocess\n"  # 1
+    "import pkg.ops as ops\n\n\n"  # 2
+    "def main():\n"  # 5
+    + SMI  # 6: before the failure, no way out: cannot complete
+    + "    ops.common()\n"  # 7
+    "    thing = ops.CudaThing()\n"  # 8
+    + SMI  # 9: after: never runs
+    + "\n\ndef other(flag):\n"  # 12
+    + SMI  # 13
+    + "    ops.both()\n"  # 14: bound on ROCm too (the #else placeholder)
+    "    maybe = ops.CudaThing() if flag else None\n"  # 15: conditional
+    + SMI  # 16
+    + "\n\ndef early(flag):\n"  # 19
+    + SMI  # 20: may return before the failure
+    + "    if flag:\n        return\n"  # 21-22
+    "    ops.cuda_only()\n"  # 23
+     + SMI  # 24: after: never runs
+)
+BIND_MODULE = (
+    "import subprocess\nimport myext\n\nif myext.cuda_only():\n    pass\n\n\ndef test():\n" + SMI
+)
+
+
+def test_code_that_needs_an_attribute_bound_only_for_cuda_is_guarded(tmp_path):
+    files = {
+        "setup.py": BIND_SETUP,
+        "csrc/bind.cpp": BIND_CPP,
+        "pkg/__init__.py": "",
+        "pkg/ops/__init__.py": "from myext import *\n",
+        "run.py": BIND_RUN,
+        "test_mod.py": BIND_MODULE,
+    }
+    _write(tmp_path, files)
+    reported, guarded = _where(_run(tmp_path, "nvml-smi"), tmp_path)
+    assert "`main()` cannot complete on ROCm" in guarded[("run.py", 6)]
+    assert "`ops.CudaThing` (line 8)" in guarded[("run.py", 6)]
+    why = guarded[("run.py", 6)]
+    assert "csrc/bind.cpp:6" in why and "#ifndef USE_ROCM" in why
+    assert guarded[("run.py", 9)].startswith("ROCm never runs this: `main()` fails before it")
+    assert {("run.py", 13), ("run.py", 16), ("run.py", 20)} <= reported
+    assert "`early()` fails before it" in guarded[("run.py", 24)]
+    # the module's top level needs it: the import fails, nothing after it runs
+    assert "the module fails before it" in guarded[("test_mod.py", 9)]
+
+
+def test_attribute_that_may_exist_on_rocm_keeps_findings_reported(tmp_path):
+    base = {
+        "setup.py": BIND_SETUP,
+        "csrc/bind.cpp": BIND_CPP,
+        "pkg/__init__.py": "",
+        "pkg/ops/__init__.py": "from myext import *\n",
+        "run.py": BIND_RUN,
+    }
+    variants = [
+        # Python tests for it (or defines it): the code expects it may be missing
+        {"gate.py": 'import pkg.ops as ops\nHAS = hasattr(ops, "CudaThing")\n'},
+        # the C++ spells it where ROCm compiles it too
+        {"csrc/more.cpp": 'const char* name = "CudaThing";\n'},
+        # the alias is rebound
+        {"run.py": BIND_RUN + "\n\nops = None\n"},
+        # the package may supply any name
+        {"pkg/ops/__init__.py": "from myext import *\n\ndef __getattr__(name):\n    return None\n"},
+    ]
+    for extra in variants:
+        _write(tmp_path, {**base, **extra})
+        reported, _ = _where(_run(tmp_path, "nvml-smi"), tmp_path)
+        assert ("run.py", 6) in reported and ("run.py", 9) in reported, extra
+        for name in extra:
+            if name not in base:
+                (tmp_path / name).unlink()
+
+
+# -- a driver name torch's hipify maps to a HIP function that exists -----------------------------
+def test_cu_func_set_cache_config_is_renamed_by_a_torch_table_hipify(tmp_path):
+    source = (
+        "#include <cuda.h>\n"
+        "void prefer_l1(CUfunction f) { cuFuncSetCacheConfig(f, CU_FUNC_CACHE_PREFER_L1); }\n"
+    )
+    files = {
+        # hipify_torch's CMake function: the project's build hipifies lib/ with torch's table
+        "lib/CMakeLists.txt": "hipify(CUDA_SOURCE_DIR ${CMAKE_CURRENT_SOURCE_DIR})\n",
+        "lib/rtc.cpp": source,
+        "plain/rtc.cpp": source,
+    }
+    _write(tmp_path, files)
+    result = _run(tmp_path, "hip-stream")
+    by_path = {
+        Path(d.path).resolve().relative_to(tmp_path.resolve()).as_posix(): d
+        for d in result.diagnostics
+        if "cuFuncSetCacheConfig" in d.message
+    }
+    assert "lib/rtc.cpp" not in by_path  # hipify renames it to hipFuncSetCacheConfig
+    plain = by_path["plain/rtc.cpp"]  # not hipified: a port to do, not "no HIP counterpart"
+    assert "`hipFuncSetCacheConfig`" in plain.message and plain.severity.value == "warning"

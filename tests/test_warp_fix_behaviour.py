@@ -143,3 +143,100 @@ def test_original_and_fixed_warp_kernels_agree_on_nvidia(tmp_path):
     assert outputs[0] == outputs[1]
     values = _parse(outputs[0])
     assert values["sum"] == values["sum_expect"] and values["count"] == _expected_count()
+
+
+# -- logical 32-lane groups: an explicit width-32 HIP branch needs no finding ----------------------
+#: Group sums with shuffles of explicit width GROUP (= 32) in the `#ifdef __HIP_PLATFORM_AMD__`
+#: branch and 32-lane arithmetic (`% 32`, `/ 32`) around them.
+LOGICAL = """constexpr int GROUP = 32;
+__global__ void group_sums(const float* x, float* sums, float* each) {
+  float v = x[threadIdx.x];
+  for (int d = 16; d > 0; d /= 2) {
+#ifdef __HIP_PLATFORM_AMD__
+    v += __shfl_down(v, d, GROUP);
+#else
+    v += __shfl_down_sync(0xffffffffu, v, d);
+#endif
+  }
+#ifdef __HIP_PLATFORM_AMD__
+  each[threadIdx.x] = __shfl(v, 0, GROUP);
+#else
+  each[threadIdx.x] = __shfl_sync(0xffffffffu, v, 0);
+#endif
+  if (threadIdx.x % 32 == 0) sums[threadIdx.x / 32] = v;
+}
+"""
+#: ROCm's per-group shuffles (HIP 5.2 amd_warp_functions.h: `__shfl` reads `src_lane + (self &
+#: ~(width-1))`, `__shfl_down` keeps `self` when `(self & (width-1)) + delta >= width`) over
+#: HIP-CPU's whole-wave `__shfl` (HIP-CPU ignores a narrower width); WIDTH(w) picks the width.
+LOGICAL_DRIVER = """#include <hip/hip_runtime.h>
+#include <cstdio>
+template <class T> T rocm_shfl(T v, int src, int w) {
+  const int self = threadIdx.x % warpSize;
+  return __shfl(v, src + (self & ~(w - 1)));
+}
+template <class T> T rocm_shfl_down(T v, unsigned d, int w) {
+  const int self = threadIdx.x % warpSize;
+  return __shfl(v, (self & (w - 1)) + static_cast<int>(d) >= w ? self : self + d);
+}
+#define __shfl(v, s, w) rocm_shfl(v, s, WIDTH(w))
+#define __shfl_down(v, d, w) rocm_shfl_down(v, d, WIDTH(w))
+#include "kernels.cu"
+int main() {
+  const int n = 128;
+  float *x, *sums, *each, h[n], s[n / 32], e[n];
+  hipMalloc(&x, sizeof h); hipMalloc(&sums, sizeof s); hipMalloc(&each, sizeof e);
+  for (int i = 0; i < n; ++i) h[i] = float(i % 7 + i / 32);
+  hipMemcpy(x, h, sizeof h, hipMemcpyHostToDevice);
+  hipLaunchKernelGGL(group_sums, dim3(1), dim3(n), 0, 0, x, sums, each);
+  hipMemcpy(s, sums, sizeof s, hipMemcpyDeviceToHost);
+  hipMemcpy(e, each, sizeof e, hipMemcpyDeviceToHost);
+  int bad = 0;
+  for (int g = 0; g < n / 32; ++g) {
+    float want = 0;
+    for (int i = 32 * g; i < 32 * g + 32; ++i) want += h[i];
+    bad += s[g] != want;
+    for (int i = 32 * g; i < 32 * g + 32; ++i) bad += e[i] != want;
+  }
+  std::printf("wave=%d bad=%d\\n", warpSize, bad);
+}
+"""
+
+
+def test_logical_32_lane_groups_get_no_warp_size_finding(tmp_path):
+    (tmp_path / "kernels.cu").write_text(LOGICAL)
+    specs = [r for r in load_catalogue() if r.id == "warp-size-32"]
+    from cuda2rocm import runner
+
+    result = runner.run(Linter(specs), [tmp_path / "kernels.cu"])
+    assert result.diagnostics == []
+    # The same function with the hardware's default width in the HIP branch is reported.
+    wide = LOGICAL.replace("(v, d, GROUP)", "(v, d)").replace("(v, 0, GROUP)", "(v, 0)")
+    (tmp_path / "kernels.cu").write_text(wide)
+    lines = {
+        d.position.line for d in runner.run(Linter(specs), [tmp_path / "kernels.cu"]).diagnostics
+    }
+    assert {4, 16} <= lines  # the loop from 16, `% 32`
+
+
+@pytest.mark.skipif(
+    HIP_CPU is None or shutil.which("g++") is None or not TBB,
+    reason="needs ROCm's HIP-CPU headers (HIP_CPU_INCLUDE), g++ and libtbb-dev",
+)
+def test_width_32_shuffles_give_per_group_results_on_wave64(tmp_path):
+    """The fact behind the rule: on a 64-lane wavefront, shuffles of explicit width 32 and
+    `% 32` / `/ 32` give each 32-lane group its own result; the default width does not."""
+    (tmp_path / "kernels.cu").write_text(LOGICAL)
+    exact = _run_logical(tmp_path, "#define WIDTH(w) (w)\n")
+    assert exact == {"wave": 64.0, "bad": 0.0}
+    whole = _run_logical(tmp_path, "#define WIDTH(w) warpSize\n")
+    assert whole["wave"] == 64.0 and whole["bad"] > 0  # the broadcast crosses groups
+
+
+def _run_logical(work: Path, width: str) -> dict[str, float]:
+    (work / "driver.cpp").write_text(width + LOGICAL_DRIVER)
+    exe = work / "driver"
+    cmd = ["g++", "-std=c++17", "-D__HIP_PLATFORM_AMD__", f"-I{HIP_CPU}", f"-I{work}"]
+    return _parse(
+        _build_and_run([*cmd, str(work / "driver.cpp"), "-o", str(exe), "-ltbb", "-lpthread"], exe)
+    )

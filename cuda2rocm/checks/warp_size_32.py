@@ -169,7 +169,12 @@ class Rule(CppRule):
         if body is None or not view.in_device_code(loop):
             return
         inside = [c for c in self._shuffles() if loop.start_byte <= c.start_byte < loop.end_byte]
-        if not inside or all(number(view, self._width(c)) == 32 for c in inside):
+        if not inside:
+            return
+        # Only the shuffles a HIP pass compiles: a `#ifdef __HIP_PLATFORM_AMD__` branch that
+        # passes width 32 while the CUDA `#else` relies on the 32-lane warp is consistent.
+        hip = [c for c in inside if not hip_excluded(view, c)]
+        if hip and all(self._width_is_32(c) for c in hip):
             return  # explicit width 32: self-consistent 32-lane groups, right on wave64 too
         init = loop.child_by_field_name("initializer")
         if init is not None:
@@ -256,18 +261,54 @@ class Rule(CppRule):
 
     # -- reporting -----------------------------------------------------------------------------
     def _logical_groups(self, function) -> bool:
-        """Every shuffle of `function` passes an explicit width of 32 (and it casts no ballot,
-        vote or warp barrier): its lanes form logical 32-lane groups, which HIP's shuffles
-        honour on a 64-lane wavefront too (`__shfl_down(v, o, 32)` reads within the caller's
-        half-wave), so `& 31`, `>> 5` and per-group arrays of 32 stay consistent there."""
+        """Every shuffle a HIP pass compiles in `function`, and in the functions of this file
+        it calls, passes an explicit width of 32 (and none casts a ballot, vote or warp
+        barrier): its lanes form logical 32-lane groups, which HIP's shuffles honour on a
+        64-lane wavefront too (`__shfl_down(v, o, 32)` reads within the caller's half-wave),
+        so `& 31`, `% 32`, `>> 5` and per-group arrays of 32 stay consistent there. Shuffles
+        in the CUDA branch of `#ifdef __HIP_PLATFORM_AMD__` do not count (TransformerEngine's
+        `__shfl_down(v, d, THREADS_PER_WARP)` under it, `__shfl_down_sync(m, v, d)` in the
+        `#else`); a callee is followed one level (a block reduction that calls its warp
+        reduction `warp_reduce<32>(v)` and then picks lane `% 32 == 0`)."""
         view = self.view
-        a, b = function.start_byte, function.end_byte
-        inside = [c for c in self._shuffles() if a <= c.start_byte < b]
-        if not inside or any(number(view, self._width(c)) != 32 for c in inside):
+        spans = [(function.start_byte, function.end_byte)]
+        called = {callee(view, c).split("<", 1)[0].strip() for c in self._calls_in(function)}
+        for other in view.functions:
+            if other.start_byte != function.start_byte and _function_name(view, other) in called:
+                spans.append((other.start_byte, other.end_byte))
+        inside = [
+            c
+            for c in self._shuffles()
+            if any(a <= c.start_byte < b for a, b in spans) and not hip_excluded(view, c)
+        ]
+        if not inside or not all(self._width_is_32(c) for c in inside):
             return False
         return not any(
-            a <= c.start_byte < b and _WAVE_WIDE.match(callee(view, c)) for c in view.calls
+            any(a <= c.start_byte < b for a, b in spans)
+            and _WAVE_WIDE.match(callee(view, c))
+            and not hip_excluded(view, c)
+            for c in view.calls
         )
+
+    def _calls_in(self, function):
+        a, b = function.start_byte, function.end_byte
+        return [c for c in self.view.calls if a <= c.start_byte < b]
+
+    def _width_is_32(self, call) -> bool:
+        """The shuffle's explicit width is 32: a literal, or a constant this file defines only
+        as a bare 32 (`constexpr uint32_t THREADS_PER_WARP = 32;`) and that no project header
+        makes the wavefront. A name defined elsewhere, or any other way, is unknown."""
+        view = self.view
+        width = self._width(call)
+        if number(view, width) == 32:
+            return True
+        if width is None or width.type != "identifier":
+            return False
+        name = view.text(width)
+        if name in (getattr(view, "wavefront_constants", ()) or ()):
+            return False
+        values = _definitions_of(view, name)
+        return bool(values) and all(v == "32" for v in values)
 
     def _flag(self, node, what: str, replacement: str, fixable: bool = True) -> None:
         if node.start_byte in self.seen or hip_excluded(self.view, node):
@@ -404,6 +445,45 @@ def _defined_name(view: CppView, node) -> str | None:
 
 def _names(view: CppView, function) -> set[str]:
     return {view.text(n) for n in identifiers(function)}
+
+
+def _definitions_of(view: CppView, name: str) -> list[str]:
+    """The values this file gives `name`: `#define NAME v`, `NAME = v` in a declaration (a
+    `constexpr`), `enum { NAME = v }`, as written (`32u` -> "32"); a parameter or a
+    definition without a value gives "?" (unknown)."""
+    values: list[str] = []
+    for node in view.defines:
+        if view.text(node.child_by_field_name("name") or node) == name:
+            value = node.child_by_field_name("value")
+            text = view.text(value).strip().strip("()") if value is not None else "?"
+            values.append(text.rstrip("uUlL") if node.type == "preproc_def" else "?")
+    for ident in view.identifiers:
+        if view.text(ident) != name or ident.parent is None:
+            continue
+        parent = ident.parent
+        if (
+            parent.type == "init_declarator" and parent.child_by_field_name("declarator") == ident
+        ) or (parent.type == "enumerator" and parent.child_by_field_name("name") == ident):
+            value = parent.child_by_field_name("value")
+        elif parent.type in ("parameter_declaration", "optional_parameter_declaration") or (
+            parent.type in ("declaration", "field_declaration")
+        ):
+            values.append("?")  # a parameter, or a declaration without a value
+            continue
+        else:
+            continue
+        text = view.text(value).strip("{}() ") if value is not None else "?"
+        values.append(text.rstrip("uUlL"))
+    return values
+
+
+def _function_name(view: CppView, function) -> str:
+    """The plain name a function definition declares (`warp_reduce_max`), or ""."""
+    declarator = function.child_by_field_name("declarator")
+    while declarator is not None and declarator.type != "function_declarator":
+        declarator = declarator.child_by_field_name("declarator")
+    inner = declarator.child_by_field_name("declarator") if declarator is not None else None
+    return view.text(inner) if inner is not None and inner.type == "identifier" else ""
 
 
 def _function_of(node):

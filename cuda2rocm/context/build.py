@@ -62,8 +62,13 @@ class Component:
     why: str  # the build line that excludes it
     label: str = ""  # the folder as the build file names it
     files: frozenset[Path] = frozenset()  # when only these files (not the whole folder)
+    #: Build helpers (Python modules) used only to build this component, outside its folder:
+    #: resolved path -> the helper as displayed (`build_tools/paddle.py`).
+    helpers: dict[Path, str] = field(default_factory=dict, kw_only=True)
 
     def holds(self, resolved: Path) -> bool:
+        if resolved in self.helpers:
+            return True
         if self.files:
             return resolved in self.files
         return resolved == self.root or resolved.is_relative_to(self.root)
@@ -73,6 +78,15 @@ class Component:
         return (
             f"in {self.label}, which {self.build_file} compiles only for CUDA ({self.why}); "
             "reported once as cuda-only-component"
+        )
+
+    def reason_for(self, resolved: Path) -> str:
+        helper = self.helpers.get(resolved)
+        if helper is None:
+            return self.reason
+        return (
+            f"`{helper}` is used only to build {self.label}, which {self.build_file} compiles "
+            f"only for CUDA ({self.why}); reported once as cuda-only-component"
         )
 
 
@@ -105,7 +119,7 @@ class Membership:
         if other:
             return other
         c = self.component(path)
-        return c.reason if c is not None else ""
+        return c.reason_for(Path(path).resolve()) if c is not None else ""
 
 
 def accelerator(path: str, text: str = "") -> str:
@@ -267,9 +281,16 @@ def _existing(base: Path, literal: str) -> Path | None:
 
 
 def python_components(
-    path: Path, display: str, text: str, root: Path, callers: CallSites | None = None
+    path: Path,
+    display: str,
+    text: str,
+    root: Path,
+    callers: CallSites | None = None,
+    deferred: list[Callable[[list[Component]], list[Component]]] | None = None,
 ) -> list[Component]:
-    """CUDA-only components named by one Python build file."""
+    """CUDA-only components named by one Python build file. With `deferred`, the helper
+    modules it imports only where ROCm never runs are decided later (`deferred` receives a
+    function of the run's components): another file may import them only to build one."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -305,9 +326,15 @@ def python_components(
         for found in list(rocm):
             if found in {f for f, _, _ in helper_files}:
                 rocm.discard(found)
-    return _group(cuda_only, rocm, reasons, display) + _dead_imports(
-        tree, paths, path, root, display, callers
-    )
+    own = _group(cuda_only, rocm, reasons, display)
+
+    def dead_imports(known: list[Component]) -> list[Component]:
+        return _dead_imports(tree, paths, path, root, display, callers, own, known)
+
+    if deferred is None:
+        return own + dead_imports(own)
+    deferred.append(dead_imports)
+    return own
 
 
 def _dead_imports(
@@ -317,10 +344,18 @@ def _dead_imports(
     root: Path,
     display: str,
     callers: CallSites | None,
+    own: list[Component] = (),  # type: ignore[assignment]
+    known: list[Component] = (),  # type: ignore[assignment]
 ) -> list[Component]:
     """Project modules this build file imports only in code ROCm never runs, and no other
     file of the run names (`from build_tools.paddle import setup_paddle_extension` inside
-    TransformerEngine's `if "paddle" in frameworks:`): CUDA-only, as one file each."""
+    TransformerEngine's `if "paddle" in frameworks:`): CUDA-only, as one file each. Another
+    file that imports the module only to build a CUDA-only component of the run (`known`)
+    with it does not count (`_builds_only_components`: TransformerEngine's
+    transformer_engine/paddle/setup.py calls `setup_paddle_extension("csrc", ...)` on the
+    folder the main setup.py builds only for CUDA). A module dead under the same test as a
+    folder component of this file (`own`) joins that component as its build helper: one
+    decision, one finding."""
     if callers is None:
         return []
     dead: dict[Path, tuple[ast.ImportFrom, str]] = {}
@@ -352,14 +387,63 @@ def _dead_imports(
         named_elsewhere = any(
             other.resolve() not in (this, module)
             and (name.encode() in data or (parent and via_parent.search(data)))
+            and not _builds_only_components(other, data, name, known)
             for other, data in callers.files
         )
         if module in live or named_elsewhere:
             continue
         why = paths.dead_on_rocm_only(node).split(": ROCm never", 1)[0]
-        label = f"`{module.relative_to(root.resolve()).as_posix()}`"
-        out.append(Component(module.parent, display, node.lineno, why, label, frozenset({module})))
+        shown = module.relative_to(root.resolve()).as_posix()
+        joined = next((c for c in own if c.why == why and not c.files), None)
+        if joined is not None:
+            joined.helpers[module] = shown
+            continue
+        out.append(
+            Component(module.parent, display, node.lineno, why, f"`{shown}`", frozenset({module}))
+        )
     return out
+
+
+def _builds_only_components(path: Path, data: bytes, module: str, known: list[Component]) -> bool:
+    """`path` names `module` only in `from <module> import f, ...` and uses each imported name
+    only as a call with a string argument naming a folder or file of a CUDA-only component
+    (resolved from `path`'s folder, where a setup script runs): it uses the module only to
+    build code the run already knows ROCm never builds. Any other mention (a comment, a
+    string, `import module`, a name passed as a value) is unknown."""
+    if not known:
+        return False
+    try:
+        tree = ast.parse(data.decode("utf-8", "replace"))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    imports = [n for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module == module]
+    if not imports or data.count(module.encode()) != len(imports):
+        return False
+    names = {a.asname or a.name for n in imports for a in n.names}
+    if "*" in names:
+        return False
+    calls = {
+        id(n.func): n
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in names
+    }
+    base = path.resolve().parent
+    used = False
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Name) and node.id in names):
+            continue
+        call = calls.get(id(node))
+        if call is None:
+            return False  # rebound, passed as a value, ...
+        targets = [
+            _existing(base, a.value)
+            for a in [*call.args, *(k.value for k in call.keywords)]
+            if isinstance(a, ast.Constant) and isinstance(a.value, str)
+        ]
+        if not any(t is not None and any(c.holds(t) for c in known) for t in targets):
+            return False
+        used = True
+    return used
 
 
 def _imported_helpers(tree: ast.Module, root: Path) -> ProjectIndex | None:
@@ -746,15 +830,22 @@ def membership(
     known = {n: v for n, v in companions.items() if v is not None}
     callers = CallSites((p, d) for p, _, language, d in files if language == "python")
     found: list[Component] = []
+    deferred: list[Callable[[list[Component]], list[Component]]] = []
     for path, display, language, data in files:
         try:
             if language == "python" and any(t in data for t in BUILDER_TOKENS):
                 base = root or path.resolve().parent
                 text = data.decode("utf-8", "replace")
-                found += python_components(path, display, text, base, callers)
+                found += python_components(path, display, text, base, callers, deferred)
             elif language == "cmake" and b"add_subdirectory" in data:
                 text = data.decode("utf-8", "replace")
                 found += cmake_components(path, display, text, known)
         except (RecursionError, OSError, ValueError):
             continue  # an unreadable build file: nothing is guarded by it
+    components = list(found)
+    for decide in deferred:  # helper modules: once every component of the run is known
+        try:
+            found += decide(components)
+        except (RecursionError, OSError, ValueError):
+            continue
     return Membership(found, known)

@@ -20,7 +20,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
@@ -58,6 +58,8 @@ class ProjectMacros:
     #: Headers every include site of which comes after the HIP runtime header
     #: (context.runtime_provided).
     runtime_first: frozenset[str] = frozenset()
+    #: Headers no ROCm compile includes (`unincluded_headers`): path -> why.
+    unincluded: dict[str, str] = field(default_factory=dict)
     digest: str = ""
 
     # -- building ------------------------------------------------------------------------------
@@ -67,7 +69,10 @@ class ProjectMacros:
         texts: Mapping[str, str],
         defines: build_defines.BuildDefines,
         torch_built: Callable[[str], bool] | None = None,
+        others: Iterable[str] = (),
     ) -> ProjectMacros:
+        """`others`: texts of the run's other files (Python) that may hold C++ with
+        `#include` lines (`load_inline` sources): a header they name is never `unincluded`."""
         self = cls(
             texts={_norm(p): t for p, t in texts.items() if "#" in t},
             torch_built=torch_built,
@@ -96,6 +101,7 @@ class ProjectMacros:
         self.mask_free_macros = warp_masks.mask_free_macros(self.texts, reachable)
         self.wide_mask_types = warp_masks.wide_mask_types(self.texts, reachable)
         self.runtime_first = runtime_provided.runtime_first(self.texts, self._find)
+        self.unincluded = unincluded_headers(self, others)
         del self._in_progress
         self.texts = {}
         self.torch_built = None
@@ -165,6 +171,7 @@ class ProjectMacros:
         h.update(repr(sorted(self.mask_free_macros.items())).encode())
         h.update(repr(sorted(self.wide_mask_types.items())).encode())
         h.update(repr(sorted(self.runtime_first)).encode())
+        h.update(repr(sorted(self.unincluded.items())).encode())
         for p in PASSES:
             h.update(repr(sorted(self.sites[p].items())).encode())
         for key in sorted(self.states):
@@ -293,3 +300,81 @@ def wavefront_constants(project: ProjectMacros, plain: Mapping[str, str]) -> dic
         for name, found in sites.items()
         if found and all(fine for fine, _ in found)
     }
+
+
+# -- headers only CUDA includes -------------------------------------------------------------------
+HEADER_SUFFIXES = (".h", ".hh", ".hpp", ".hxx", ".cuh", ".inl", ".inc")
+_INCLUDE_LINE = re.compile(r"^[ \t]*#[ \t]*include\b[ \t]*([^\n]*)", re.M)
+_INCLUDE_NAME = re.compile(r"[<\"]([^>\"]+)[>\"]")
+
+
+def unincluded_headers(project: ProjectMacros, others: Iterable[str] = ()) -> dict[str, str]:
+    """Headers of the run that no ROCm compile includes: every `#include` of the header in
+    the run sits on a line the HIP passes skip (TransformerEngine's pybind.cpp includes
+    comm_gemm_overlap.h only under `#ifndef USE_ROCM`, which torch's ROCm build defines), or
+    in another such header. A header is not compiled on its own, so nothing of it reaches
+    ROCm. Unknown stays reported: a header with no include site in the run, one under an
+    `include/` folder (a public header code outside the run may include), one whose name an
+    include the run cannot resolve to one file may mean, one an `#include` in another file
+    (a Python string) names, and every header when the run has a computed `#include MACRO`."""
+    texts = project.texts
+    sites: dict[str, list[tuple[str, int]]] = {}
+    unresolved: set[str] = set()
+    for other in others:
+        for m in _INCLUDE_LINE.finditer(other):
+            found = _INCLUDE_NAME.match(m.group(1).strip())
+            if found is not None:
+                unresolved.add(PurePosixPath(found.group(1)).name)
+    for path, text in texts.items():
+        if "include" not in text:
+            continue
+        for m in _INCLUDE_LINE.finditer(text):
+            found = _INCLUDE_NAME.match(m.group(1).strip())
+            if found is None:
+                return {}  # `#include MACRO`: any header may be meant
+            target = project._find(found.group(1), path)
+            if target is None:
+                unresolved.add(PurePosixPath(found.group(1)).name)
+                continue
+            line = text.count("\n", 0, m.start()) + 1
+            sites.setdefault(target, []).append((path, line))
+    candidates = {
+        h: s
+        for h, s in sites.items()
+        if h.endswith(HEADER_SUFFIXES)
+        and "include" not in PurePosixPath(h).parts[:-1]
+        and PurePosixPath(h).name not in unresolved
+    }
+    models: dict[str, preprocessor.LineModel] = {}
+
+    def skipped(path: str, line: int) -> str:
+        if path not in models:
+            built = bool(project.torch_built and project.torch_built(path))
+            models[path] = preprocessor.model(texts[path], path, built, project)
+        return models[path].reason(line)
+
+    out: dict[str, str] = {}
+    changed = True
+    while changed:  # least fixpoint: a header included only from unincluded headers
+        changed = False
+        for header, where in candidates.items():
+            if header in out:
+                continue
+            reasons = []
+            for path, line in where:
+                if path == header:
+                    break
+                why = out.get(path) and f"in `{path}`, itself never included by ROCm"
+                why = why or skipped(path, line)
+                if not why:
+                    break
+                reasons.append(f"`{path}:{line}` ({why})")
+            else:
+                more = f"; {len(reasons) - 3} more" if len(reasons) > 3 else ""
+                out[header] = (
+                    "the HIP pass never includes this header: every include site skips it: "
+                    + "; ".join(reasons[:3])
+                    + more
+                )
+                changed = True
+    return out
