@@ -43,6 +43,8 @@ class Rule(NameAware):
         names = self.qualified_names(node) & set(OCP)
         if not names or self._only_tested(node) or self._guard.rocm_aware(node):
             return
+        if self._fnuz_alternative(node):
+            return
         ocp = sorted(names)[0]
         self.report(
             node,
@@ -51,6 +53,22 @@ class Rule(NameAware):
             "the dtype by get_device_properties().gcnArchName on ROCm (exponent bias and range "
             "differ, so scales need review)",
         )
+
+    def _fnuz_alternative(self, node: cst.CSTNode) -> bool:
+        """`if supports_fnuz(): dt = torch.float8_e4m3fnuz else: dt = torch.float8_e4m3fn`, or
+        `fnuz if cond else fn`: the place where the format is chosen already offers the FNUZ
+        one (behind the project's own test): ported, whatever the test's name."""
+        for parent in self.ancestors(node):
+            if isinstance(parent, cst.IfExp):
+                return "fnuz" in self.text(parent)
+            if isinstance(parent, cst.If):
+                top = parent
+                while isinstance(self.parent(top), cst.If) and self.parent(top).orelse is top:
+                    top = self.parent(top)
+                return "fnuz" in self.text(top)
+            if isinstance(parent, (cst.FunctionDef, cst.ClassDef)):
+                return False
+        return False
 
     def _only_tested(self, node: cst.CSTNode) -> bool:
         """The dtype is only compared or looked up: an operand of `==`/`!=`/`is`/`in` (also an
