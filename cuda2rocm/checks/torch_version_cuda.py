@@ -21,6 +21,11 @@ from cuda2rocm.model import Fix, Safety, Severity
 
 CUDA = "torch.version.cuda"
 _ROCM_WORD = re.compile(r"\b(rocm|hip|hipcc|amd)\b", re.I)
+_ROCM_PATH = re.compile(
+    r"(?<![A-Za-z0-9])(rocm|hip|hipblaslt|amd|gfx\d*|aiter|miopen|rccl|composable_kernel|ck)"
+    r"(?![A-Za-z0-9])",
+    re.I,
+)
 PARSERS = {
     "float",
     "int",
@@ -291,7 +296,26 @@ class Rule(NameAware):
         return node
 
     def _rocm_aware(self, use: cst.CSTNode) -> bool:
-        return self._guard.rocm_aware(use) or self._later_branch_tests_hip(use)
+        return (
+            self._guard.rocm_aware(use)
+            or self._later_branch_tests_hip(use)
+            or self._else_is_rocm(use)
+        )
+
+    def _else_is_rocm(self, use: cst.CSTNode) -> bool:
+        """`if torch.version.cuda: return "cutlass_gemm" else: return "ck_gemm"`: the branch
+        ROCm takes names ROCm's own stack (composable_kernel, hip, rocm, aiter, gfx...), so the
+        test deliberately means "NVIDIA" and the ROCm path exists."""
+        root = self._condition_root(use)
+        owner = self.parent(root)
+        if not isinstance(owner, (cst.If, cst.IfExp)) or owner.test is not root:
+            return False
+        if self.text(root).strip() != self.text(use).strip():
+            return False  # `a and torch.version.cuda`: the else is not only ROCm's
+        other = owner.orelse
+        if other is None:
+            return False
+        return bool(_ROCM_PATH.search(self.text(other)))
 
     def _later_branch_tests_hip(self, use: cst.CSTNode) -> bool:
         """`if torch.version.cuda ...: ... elif torch.version.hip ...:` handles ROCm itself."""
