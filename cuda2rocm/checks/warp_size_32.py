@@ -79,6 +79,11 @@ def callee(view: CppView, call: Node) -> str:
     return view.text(func) if func is not None else ""
 
 
+#: `threadIdx.x`, `threadIdx.x+16`, `threadIdx.x+s`: a slot per thread (casts, parentheses removed).
+_THREAD_SLOT = re.compile(r"^threadIdx\.x([+-](\d+|[A-Za-z_]\w*))?$")
+_CONSTANT_SLOT = re.compile(r"^\d+$")
+
+
 class Rule(CppRule):
     def check(self) -> None:
         self.seen: set[int] = set()
@@ -153,8 +158,39 @@ class Rule(CppRule):
             if child.child_by_field_name("declarator").type != "identifier":
                 continue  # only one-dimensional arrays: [32][33] is a tile, not a warp
             size = child.child_by_field_name("size")
-            if number(self.view, size) == 32:
+            name = self.view.text(child.child_by_field_name("declarator"))
+            if number(self.view, size) == 32 and not self._per_thread(name, decl):
                 self._flag(size, "per-warp `__shared__` array of 32", WARP)
+
+    def _per_thread(self, name: str, decl) -> bool:
+        """Every subscript of the array (in its function, on lines a HIP pass compiles) is
+        `threadIdx.x` (+/- a constant) or a constant, through casts and parentheses, and one is
+        `threadIdx.x`: one slot per thread of a 32-thread block (a tree reduction over the
+        block, its result read at slot 0), not one per warp or per lane."""
+        view = self.view
+        scope = decl
+        while scope is not None and scope.type != "function_definition":
+            scope = scope.parent
+        scope = scope or view.tree.root_node
+        word = re.compile(rf"\b{re.escape(name)}\b")
+        found = False
+        stack = [scope]
+        while stack:
+            node = stack.pop()
+            stack.extend(node.children)
+            if node.type != "subscript_expression":
+                continue
+            base = node.child_by_field_name("argument")
+            if base is None or not word.search(view.text(base)) or hip_excluded(view, node):
+                continue
+            index = view.text(node.child_by_field_name("indices") or node).strip("[]")
+            index = re.sub(r"\(\s*(?:unsigned\s+)?int\s*\)|[()\s]", "", index)
+            if _CONSTANT_SLOT.match(index):
+                continue  # the result slot (`buf[0]`) read after the reduction
+            if not _THREAD_SLOT.match(index):
+                return False
+            found = True
+        return found
 
     def _width(self, call) -> Node | None:
         """The explicit `width` argument of a shuffle, or None (the whole wavefront)."""
