@@ -7,6 +7,7 @@ prints exactly what a serial one does.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import threading
 import time
@@ -17,7 +18,7 @@ from cuda2rocm.build_context import hipified_dirs, torch_built_dirs
 from cuda2rocm.cache import Cache, content_hash
 from cuda2rocm.discover import Found, Problem, discover
 from cuda2rocm.engine import Linter, LintResult, Notice, _general, is_recovery_notice
-from cuda2rocm.model import Safety
+from cuda2rocm.model import Safety, Severity
 
 #: Below this many files to parse, a pool costs more than it saves.
 MIN_PARALLEL = 24
@@ -168,7 +169,15 @@ def _component_summaries(linter: Linter, guarded: list) -> list:
             f"in {len(files)} files are not reported (`--show-guarded` lists them). Porting it "
             "to ROCm is a decision: keep it CUDA-only, or port it and add it to the ROCm build"
         )
-        out.append(_general("cuda-only-component", component.build_file, message, component.line))
+        summary = _general("cuda-only-component", component.build_file, message, component.line)
+        if component.dependency:
+            # An NVIDIA-only package, not a porting decision: a note, not an action.
+            message = (
+                f"{component.label} is compiled only for CUDA ({component.why}); its {n} "
+                f"findings in {len(files)} files are not reported (`--show-guarded` lists them)"
+            )
+            summary = dataclasses.replace(summary, message=message, severity=Severity.INFO)
+        out.append(summary)
     return out
 
 
@@ -221,7 +230,7 @@ def prepare(linter: Linter, items: list[Found], read: list[tuple[int, Found, byt
     own macros (header #defines, build -D flags) for the preprocessor model, its Python flags
     and build membership. Returns the digest of the Python/build context for cache keys (the
     macros' digest is added to C++ files' keys only)."""
-    from cuda2rocm.context import build_defines
+    from cuda2rocm.context import build_defines, nvidia_options
     from cuda2rocm.context.project_macros import ProjectMacros
     from cuda2rocm.context.python_hipify import python_hipified_dirs
 
@@ -244,8 +253,13 @@ def prepare(linter: Linter, items: list[Found], read: list[tuple[int, Found, byt
         or b"definitions" in data
         or b"ROCM" in data.upper()
     ]
+    cmake = [
+        (item.path, item.display, data)
+        for item, data in _contents(items, have, lambda i: i.language == "cmake")
+    ]
+    off = nvidia_options.options(cmake)
     linter.project_macros = ProjectMacros.build(
-        texts, build_defines.index(builds), linter.torch_built_for
+        texts, build_defines.index(builds, off), linter.torch_built_for
     )
     linter.context_key = _python_and_build_context(linter, items, have)
     return linter.context_key

@@ -32,7 +32,16 @@ class Rule(CppRule):
             if not uses or any(view.text(n) in HIP_MACROS for n in idents):
                 continue  # already handles HIP
             if "||" in text and cpp.hip_taken(view, branch):
-                continue  # `__CUDA_ARCH__ >= 350 || defined(<ROCm macro>)`: true on ROCm
+                # `defined(__CUDA_ARCH__) || defined(<ROCm macro>)`: the preprocessor model
+                # proves every HIP pass takes the branch, so nothing is skipped on ROCm.
+                self.report(
+                    cond,
+                    f"`{ARCH}` is never defined by HIP-Clang, but this condition also tests a "
+                    "macro a ROCm build defines",
+                    guarded="the condition is true in every HIP pass of a ROCm build (another "
+                    f"side of its `||` is defined there), so ROCm compiles this branch: `{text}`",
+                )
+                continue
             tests = [n for n in uses if n.parent is not None and n.parent.type == "preproc_defined"]
             device_pass = len(tests) == len(uses) or cond.type == "identifier"
             fix = None

@@ -62,6 +62,9 @@ class Component:
     why: str  # the build line that excludes it
     label: str = ""  # the folder as the build file names it
     files: frozenset[Path] = frozenset()  # when only these files (not the whole folder)
+    #: Why it is left out of ROCm builds when that is no porting decision: the option that
+    #: lists it needs an NVIDIA-only package (`nvidia_options`); its summary is a note.
+    dependency: str = ""
 
     def holds(self, resolved: Path) -> bool:
         if self.files:
@@ -81,10 +84,12 @@ class Membership:
     components: list[Component] = field(default_factory=list)
     #: Variables the project's ROCm configure block sets (`rocm_companions`), run-wide.
     companions: dict[str, bool] = field(default_factory=dict)
+    #: Options a ROCm build cannot turn on -> why (`nvidia_options`), run-wide.
+    off: dict[str, str] = field(default_factory=dict)
 
     def cmake_reason(self, text: str) -> Callable[[int], str]:
         """For a CMake file: line -> why a ROCm configure never runs it ("" when it may)."""
-        regions = cmake_dead_lines(text, self.companions) if "if" in text else []
+        regions = cmake_dead_lines(text, self.companions, self.off) if "if" in text else []
 
         def reason(line: int) -> str:
             return next((why for start, end, why in regions if start <= line <= end), "")
@@ -498,9 +503,11 @@ _COMMANDS = {
 _START = re.compile(r"^[ \t]*([A-Za-z_]\w*)[ \t]*\(", re.M)
 
 
-def _commands(text: str) -> Iterator[tuple[str, str, int]]:
-    """(command, arguments, line) of the commands of interest, arguments found by matching
-    parentheses (conditions nest them: `if((A OR B) AND NOT (C))`), quotes respected."""
+def _commands(
+    text: str, wanted: frozenset[str] | set[str] = _COMMANDS
+) -> Iterator[tuple[str, str, int]]:
+    """(command, arguments, line) of the commands of interest (`wanted`), arguments found by
+    matching parentheses (conditions nest them: `if((A OR B) AND NOT (C))`), quotes respected."""
     position = 0
     while True:
         match = _START.search(text, position)
@@ -522,7 +529,7 @@ def _commands(text: str) -> Iterator[tuple[str, str, int]]:
                 depth -= 1
             i += 1
         name = match.group(1).lower()
-        if name in _COMMANDS:
+        if name in wanted:
             line = text.count("\n", 0, match.start(1)) + 1
             yield name, text[match.end() : i - 1], line
         position = i
@@ -609,14 +616,20 @@ def rocm_companions(text: str) -> dict[str, bool]:
 
 
 def _cmake_pass(
-    text: str, vendor: str, companions: dict[str, bool] | None = None
+    text: str,
+    vendor: str,
+    companions: dict[str, bool] | None = None,
+    off: dict[str, str] | None = None,
 ) -> tuple[list[tuple[str, list[str], int, str | None]], list[tuple[int, int, str]]]:
     """(command, arguments, line, why dead) for every command of interest, walking the
     if/elseif/else chains with what `vendor`'s build knows; and the dead branches as
-    (first line, last line, why)."""
+    (first line, last line, why). `off`: options a ROCm build cannot turn on -> why."""
     variables: dict[str, bool | None] = {v: vendor == ROCM for v in ROCM_VARIABLES}
+    off = off if vendor == ROCM else None
     if vendor == ROCM and companions:
         variables.update(companions)
+    if off:
+        variables.update(dict.fromkeys(off, False))
     # One frame per open if(): whether a branch is known taken, whether one was unknown, and
     # for the current branch: dead (never runs), maybe (may or may not run), why.
     stack: list[dict] = []
@@ -633,6 +646,9 @@ def _cmake_pass(
         if command == "if" or (command == "elseif" and stack):
             truth = _cmake_truth(argument.strip(), variables, vendor)
             test = f"`{command}({' '.join(argument.split())})` (line {line})"
+            name = argument.replace("${", "").replace("}", "").strip()
+            if off and name in off and truth is False:
+                test = f"`{command}({name})` (line {line}; {off[name]})"
             if command == "if":
                 stack.append({"taken": False, "unknown": False, "test": test})
             else:
@@ -655,7 +671,9 @@ def _cmake_pass(
             close(stack.pop(), line)
         elif command in ("set", "unset", "option") and words and dead is None:
             name = words[0]
-            if command == "option" and (name in variables or rocm_switch(name)):
+            if command == "option" and (
+                name in variables or rocm_switch(name) or name in (off or {})
+            ):
                 continue  # the build passes -DUSE_ROCM=ON; option() keeps a given value
             value = _set_value(command, words)
             if any(f["maybe"] for f in stack):  # a branch that may or may not run
@@ -666,12 +684,12 @@ def _cmake_pass(
 
 
 def cmake_dead_lines(
-    text: str, companions: dict[str, bool] | None = None
+    text: str, companions: dict[str, bool] | None = None, off: dict[str, str] | None = None
 ) -> list[tuple[int, int, str]]:
     """Line ranges of a CMake file that a ROCm configure never runs and a CUDA one may:
     (first line, last line, why)."""
     text = re.sub(r"#[^\n]*", "", text)
-    _, rocm = _cmake_pass(text, ROCM, companions)
+    _, rocm = _cmake_pass(text, ROCM, companions, off)
     _, cuda = _cmake_pass(text, CUDA)
     out = []
     for start, end, why in rocm:
@@ -681,13 +699,17 @@ def cmake_dead_lines(
 
 
 def cmake_components(
-    path: Path, display: str, text: str, companions: dict[str, bool] | None = None
+    path: Path,
+    display: str,
+    text: str,
+    companions: dict[str, bool] | None = None,
+    off: dict[str, str] | None = None,
 ) -> list[Component]:
     """`add_subdirectory` folders and listed sources a ROCm build of this CMake file skips
     (and a CUDA build may not)."""
     base = path.resolve().parent
     text = re.sub(r"#[^\n]*", "", text)
-    rocm, cuda = _cmake_pass(text, ROCM, companions)[0], _cmake_pass(text, CUDA)[0]
+    rocm, cuda = _cmake_pass(text, ROCM, companions, off)[0], _cmake_pass(text, CUDA)[0]
     dead_dirs: dict[Path, tuple[int, str, str]] = {}
     live_dirs: set[Path] = set()
     dead_files: dict[Path, str] = {}
@@ -725,6 +747,8 @@ def cmake_components(
     if files:
         # Listed files: a folder is a component only when nothing ROCm builds is in it.
         out += _group(files, live_files | live_dirs, reasons, display)
+    for c in out:
+        c.dependency = next((why for why in (off or {}).values() if why in c.why), "")
     return out
 
 
@@ -744,6 +768,9 @@ def membership(
             for name, value in rocm_companions(data.decode("utf-8", "replace")).items():
                 companions[name] = value if companions.get(name, value) == value else None
     known = {n: v for n, v in companions.items() if v is not None}
+    from cuda2rocm.context import nvidia_options
+
+    off = nvidia_options.options((p, d, data) for p, d, _, data in files)
     callers = CallSites((p, d) for p, _, language, d in files if language == "python")
     found: list[Component] = []
     for path, display, language, data in files:
@@ -752,9 +779,9 @@ def membership(
                 base = root or path.resolve().parent
                 text = data.decode("utf-8", "replace")
                 found += python_components(path, display, text, base, callers)
-            elif language == "cmake" and b"add_subdirectory" in data:
+            elif language == "cmake" and (b"add_subdirectory" in data or off):
                 text = data.decode("utf-8", "replace")
-                found += cmake_components(path, display, text, known)
+                found += cmake_components(path, display, text, known, off)
         except (RecursionError, OSError, ValueError):
             continue  # an unreadable build file: nothing is guarded by it
-    return Membership(found, known)
+    return Membership(found, known, off)

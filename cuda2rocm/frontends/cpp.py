@@ -400,7 +400,10 @@ class CppRule:
         fix: Fix | None = None,
         severity: Severity | None = None,
         data: dict[str, str] | None = None,
+        guarded: str = "",
     ) -> None:
+        """`guarded`: why the finding's claim does not hold on ROCm (kept for `--show-guarded`,
+        never reported or fixed)."""
         start, end = self.view.span(where) if isinstance(where, tree_sitter.Node) else where
         self._sink.append(
             Diagnostic(
@@ -413,6 +416,7 @@ class CppRule:
                 message=message,
                 fix=fix,
                 data=data or {},
+                guarded=guarded,
             )
         )
 
