@@ -134,7 +134,10 @@ def _python_and_build_context(linter: Linter, items: list[Found], have: dict[int
     root = None
     if items:
         root = Path(os.path.commonpath([str(i.path.resolve().parent) for i in items]))
-    linter.build_membership = membership(files, root)
+    sources = [
+        (item.path, data) for item, data in _contents(items, have, lambda i: i.language == "cuda")
+    ]
+    linter.build_membership = membership(files, root, sources)
     linter.build_membership.components += vendor_only.components(files, root)
     parts = [linter.python_index.digest, sorted(linter.build_membership.companions.items())]
     parts += sorted(

@@ -173,3 +173,71 @@ def _has_rocm_switch(text: str) -> bool:
     return any(
         rocm_switch(w) for m in _IF.finditer(text) for w in re.findall(r"[A-Za-z_]\w*", m.group(1))
     )
+
+
+def macros(files: Iterable[tuple[Path | str, str, bytes]], off: dict[str, str]) -> set[str]:
+    """Macros the build defines only in the branch of an option in `off` (`USE_NVIDIA_CUVS`)."""
+    from cuda2rocm.context import build_defines
+
+    if not off:
+        return set()
+    files = [(Path(p), d, data) for p, d, data in files if _is_cmake(p)]
+    defines = build_defines.index(files, off)
+    reasons = list(off.values())
+    return {n for n, why in defines.cuda_only.items() if any(r in why for r in reasons)}
+
+
+_CONDITIONAL = re.compile(
+    r"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b((?:[^\n]*\\\n)*[^\n]*)", re.M
+)
+_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]([^>"]+)[>"]', re.M)
+
+
+def _under(text: str, offset: int, names: set[str]) -> bool:
+    """Whether `offset` sits in an `#if`/`#ifdef`/`#elif` branch whose condition is false when
+    every macro of `names` is undefined: `#ifdef M`, or a `&&`-chain (no `||`) with a positive
+    `defined(M)` / `M` term (faiss's `#if defined(USE_NVIDIA_CUVS) && !defined(...)`)."""
+    stack: list[tuple[str, str]] = []
+    for m in _CONDITIONAL.finditer(text, 0, offset):
+        word, rest = m.group(1), " ".join(m.group(2).replace("\\\n", " ").split())
+        if word in ("if", "ifdef", "ifndef"):
+            stack.append((word, rest))
+        elif word in ("elif", "else") and stack:
+            stack[-1] = (word, rest)
+        elif word == "endif" and stack:
+            stack.pop()
+    for word, rest in stack:
+        if word == "ifdef" and rest.split()[:1] and rest.split()[0] in names:
+            return True
+        if word in ("if", "elif") and "||" not in rest:
+            for term in rest.split("&&"):
+                term = term.strip().strip("()").strip()
+                bare = re.sub(r"^defined\s*\(?\s*|\s*\)?$", "", term)
+                if bare in names and not term.startswith("!"):
+                    return True
+    return False
+
+
+def included_live(
+    header: Path,
+    sources: Iterable[tuple[Path, bytes]],
+    dead: set[Path],
+    names: set[str],
+) -> bool:
+    """Whether a C/C++ file of the run that is not in `dead` includes `header` outside a branch
+    on `names` (then ROCm compiles the header, whatever the CMake list says)."""
+    token = header.name.encode()
+    for path, data in sources:
+        if token not in data or path.resolve() in dead or path.resolve() == header:
+            continue
+        text = data.decode("utf-8", "replace")
+        for m in _INCLUDE.finditer(text):
+            parts = Path(m.group(1)).parts
+            if not parts or parts[-1] != header.name:
+                continue
+            beside = (path.resolve().parent / m.group(1)).resolve()
+            if beside != header and header.parts[-len(parts) :] != parts:
+                continue
+            if not _under(text, m.start(), names):
+                return True
+    return False
