@@ -136,7 +136,8 @@ def test_include_guard_is_true_but_only_the_classic_shape():
     project = ProjectMacros.build({"h.h": guarded}, build_defines.BuildDefines())
     model = preprocessor.model(guarded, "h.h", False, project)
     assert model.value(3) is True and model.value(5) is not False
-    assert preprocessor.model(guarded.replace("#ifndef H_", "#if !defined(H_)"), "x.cuh", False).value(3)
+    spelled = guarded.replace("#ifndef H_", "#if !defined(H_)")
+    assert preprocessor.model(spelled, "x.cuh", False).value(3) is True
     not_a_guard = [
         f"#ifndef H_\n#define OTHER\n{body}#endif\n",
         f"#ifndef H_\n#define H_\n#endif\n{body}",
