@@ -137,7 +137,6 @@ class Rule(NameAware):
                     + ", or run amd-smi on ROCm",
                 )
 
-
     def _popen_recorded(self, call: cst.Call, names: set[str]) -> bool:
         """`os.popen("nvidia-smi")` (a shell pipe: a missing program gives empty output, no
         exception) whose lines are only stored or printed as they are: the call, possibly in
