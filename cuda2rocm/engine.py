@@ -319,6 +319,7 @@ class Linter:
             if self.project_macros is not None:
                 view.rocm_macros = frozenset(self.project_macros.defines.rocm)
                 view.wavefront_constants = frozenset(self.project_macros.wavefronts)
+                view.fallback_features = frozenset(self.project_macros.fallback_features)
             return preprocessor.model(
                 source.text, source.path, bool(view.torch_built), self.project_macros
             )

@@ -212,3 +212,32 @@ def test_nvcc_only_guard_true_under_hipcc(tmp_path):
     with_else = version.replace("#endif", "#else\nint ctz2(unsigned long);\n#endif")
     reported, guarded = _lint(tmp_path, {"a.h": with_else}, "nvcc-only-guard")
     assert sorted(Path(d.path).name for d in reported) == ["a.h", "b.h"] and not guarded
+
+
+FEATURE_H = (
+    "#pragma once\n#if __CUDA_ARCH__ >= 530\n#define MY_FAST_HALF 1\n#endif // MY_FAST_HALF\n"
+)
+USER = """\
+#include "feature.h"
+__device__ float twice(float x) {
+#ifdef MY_FAST_HALF
+  return __fmul_rn(x, 2.f);
+#else
+  return x * 2.f;
+#endif  // MY_FAST_HALF
+}
+"""
+
+
+def test_arch_feature_macro_with_fallbacks_is_a_note(tmp_path):
+    reported, _ = _lint(tmp_path, {"feature.h": FEATURE_H, "user.cu": USER}, "cuda-arch-macro")
+    assert [(Path(d.path).name, d.severity) for d in reported] == [("feature.h", Severity.INFO)]
+    assert "only defines `MY_FAST_HALF`" in reported[0].message
+    # A test of it with nothing on the other side: ROCm silently loses that code.
+    (tmp_path / "user.cu").write_text(USER.replace("#else\n  return x * 2.f;\n", ""))
+    reported, _ = _lint(tmp_path, {}, "cuda-arch-macro")
+    assert [(Path(d.path).name, d.severity) for d in reported] == [("feature.h", Severity.WARNING)]
+    # A use as a value (undefined on ROCm: does not compile) is no fallback either.
+    (tmp_path / "user.cu").write_text(USER + "int speed = MY_FAST_HALF;\n")
+    reported, _ = _lint(tmp_path, {}, "cuda-arch-macro")
+    assert [d.severity for d in reported] == [Severity.WARNING]

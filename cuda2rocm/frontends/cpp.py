@@ -140,6 +140,9 @@ class CppView:
     #: Warp-size constants whose ROCm definitions all follow the wavefront (set by the engine
     #: from context.project_macros.ProjectMacros.wavefronts).
     wavefront_constants: frozenset[str] = frozenset()
+    #: Feature macros defined under a `__CUDA_ARCH__` test whose every test in the project has
+    #: an `#else` (context.project_macros.ProjectMacros.fallback_features; set by the engine).
+    fallback_features: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         text = self.source.text
