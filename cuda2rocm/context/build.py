@@ -796,11 +796,15 @@ def cmake_components(
                 found = _existing(base, word)
                 if found is None or not found.is_file():
                     continue
-                if only_cuda:
+                if not only_cuda:
+                    live_files.add(found)  # any command naming it may build it for ROCm
+                elif not own or any(r in why for r in (off or {}).values()):
+                    # A project macro's file counts as CUDA-only only in the branch of an
+                    # option ROCm cannot turn on (faiss's `faiss_gpu_test(TestGpuIndexCagra.cu)`
+                    # under `if(FAISS_ENABLE_CUVS)`); elsewhere (TransformerEngine's NVRTC
+                    # `make_string_header_from_file(x.cu ...)`) what it does is not known.
                     dead_files.setdefault(found, word)
                     reasons.setdefault(found, (line, f"listed under {why}"))
-                else:
-                    live_files.add(found)
     out = []
     for found, (line, why, label) in dead_dirs.items():
         if found in live_dirs or any(f.is_relative_to(found) for f in live_files):
