@@ -208,7 +208,7 @@ def _same_choice(branch, hip: Tri, nvcc: Tri) -> str:
     if hip is None:
         return ""
     if hip is nvcc:
-        taken = "takes" if hip else "skips"
+        taken = "take" if hip else "skip"
         return f"hipcc and nvcc both {taken} `%s`: nothing differs on ROCm"
     if hip is True and nvcc is None and not _alternative(branch):
         return (
