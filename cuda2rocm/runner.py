@@ -140,6 +140,8 @@ def _python_and_build_context(linter: Linter, items: list[Found], have: dict[int
     linter.build_membership = membership(files, root, sources)
     linter.build_membership.components += vendor_only.components(files, root)
     parts = [linter.python_index.digest, sorted(linter.build_membership.companions.items())]
+    # What CMake findings' guards read run-wide: NVIDIA-only options, every CMake file's uses.
+    parts += [sorted(linter.build_membership.off.items()), linter.build_membership.cmake_texts]
     parts += sorted(
         f"{c.root}|{c.reason}|{sorted(c.files)}" for c in linter.build_membership.components
     )
