@@ -343,6 +343,7 @@ class Linter:
                     os.path.normpath(source.path).replace(os.sep, "/")
                     in self.project_macros.runtime_first
                 )
+                view.fallback_features = frozenset(self.project_macros.fallback_features)
             # A string that defines a kernel goes to the GPU compiler (hipcc or hiprtc on
             # ROCm), whatever file holds it: its passes are those of a .cu file.
             path = source.path + ".cu" if kernel else source.path

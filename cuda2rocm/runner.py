@@ -136,9 +136,14 @@ def _python_and_build_context(linter: Linter, items: list[Found], have: dict[int
     root = None
     if items:
         root = Path(os.path.commonpath([str(i.path.resolve().parent) for i in items]))
-    linter.build_membership = membership(files, root)
+    sources = [
+        (item.path, data) for item, data in _contents(items, have, lambda i: i.language == "cuda")
+    ]
+    linter.build_membership = membership(files, root, sources)
     linter.build_membership.components += vendor_only.components(files, root)
     parts = [linter.python_index.digest, sorted(linter.build_membership.companions.items())]
+    # What CMake findings' guards read run-wide: NVIDIA-only options, every CMake file's uses.
+    parts += [sorted(linter.build_membership.off.items()), linter.build_membership.cmake_texts]
     parts += sorted(
         f"{c.root}|{c.reason}|{sorted(c.files)}|{sorted(c.helpers)}"
         for c in linter.build_membership.components
@@ -173,7 +178,14 @@ def _component_summaries(linter: Linter, guarded: list) -> list:
             f"in {len(files)} files are not reported (`--show-guarded` lists them). "
         )
         found = _general("cuda-only-component", component.build_file, "", component.line)
-        if decided:
+        if component.dependency:
+            # An NVIDIA-only package, not a porting decision: a note, not an action.
+            message = (
+                f"{component.label} is compiled only for CUDA ({component.why}); its {n} "
+                f"findings in {len(files)} files are not reported (`--show-guarded` lists them)"
+            )
+            found = dataclasses.replace(found, severity=Severity.INFO)
+        elif decided:
             # The project's own ROCm build already leaves it out: the decision is taken, and
             # nothing here asks for a change (a note, not an action).
             message += (
@@ -251,7 +263,7 @@ def prepare(linter: Linter, items: list[Found], read: list[tuple[int, Found, byt
     own macros (header #defines, build -D flags) for the preprocessor model, its Python flags
     and build membership. Returns the digest of the Python/build context for cache keys (the
     macros' digest is added to C++ files' keys only)."""
-    from cuda2rocm.context import build_defines
+    from cuda2rocm.context import build_defines, nvidia_options
     from cuda2rocm.context.project_macros import ProjectMacros
     from cuda2rocm.context.python_hipify import python_hipified_dirs
 
@@ -274,9 +286,14 @@ def prepare(linter: Linter, items: list[Found], read: list[tuple[int, Found, byt
         or b"definitions" in data
         or b"ROCM" in data.upper()
     ]
+    cmake = [
+        (item.path, item.display, data)
+        for item, data in _contents(items, have, lambda i: i.language == "cmake")
+    ]
+    off = nvidia_options.options(cmake)
     embedded = (d.decode("utf-8", "replace") for _, d in python if b"#include" in d)
     linter.project_macros = ProjectMacros.build(
-        texts, build_defines.index(builds), linter.torch_built_for, embedded
+        texts, build_defines.index(builds, off), linter.torch_built_for, embedded
     )
     linter.extension_bindings = _extension_bindings(linter, have, python, items)
     linter.context_key = _python_and_build_context(linter, items, have)

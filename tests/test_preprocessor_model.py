@@ -54,6 +54,7 @@ def _model(path: Path, project: ProjectMacros | None = None) -> preprocessor.Lin
 CASES = [
     pytest.param(FIXTURES / "conditions.cu", False, id="conditions"),
     pytest.param(FIXTURES / "project" / "kernel.cu", True, id="project-macros"),
+    pytest.param(FIXTURES / "guarded.cuh", False, id="include-guard"),
 ]
 
 
@@ -124,6 +125,26 @@ def test_expressions_in_three_valued_logic():
     assert value("A * 2 + 1 == 7 && (A << 2) == 12 && ~0 == -1") is True
     assert value("F(1) || 0") is None  # function-like macros are unknown
     assert value("A +") is None  # unparsable: unknown, never false
+
+
+def test_include_guard_is_true_but_only_the_classic_shape():
+    """The guard of a header is true (its body is compiled on first inclusion), also when the
+    project defines the guard's name (in this very file); a leading `#ifndef` that does not
+    enclose the whole file, or whose next directive defines another name, is a real test."""
+    body = "int a;\n#ifdef __HIPCC__\nint b;\n#endif\n"
+    guarded = f"#ifndef H_\n#define H_\n{body}#endif\n"
+    project = ProjectMacros.build({"h.h": guarded}, build_defines.BuildDefines())
+    model = preprocessor.model(guarded, "h.h", False, project)
+    assert model.value(3) is True and model.value(5) is not False
+    spelled = guarded.replace("#ifndef H_", "#if !defined(H_)")
+    assert preprocessor.model(spelled, "x.cuh", False).value(3) is True
+    not_a_guard = [
+        f"#ifndef H_\n#define OTHER\n{body}#endif\n",
+        f"#ifndef H_\n#define H_\n#endif\n{body}",
+        f"#ifdef H_\n#define H_\n{body}#endif\n",
+    ]
+    for text in not_a_guard:
+        assert preprocessor.model(text, "x.cuh", False).value(2) is None, text
 
 
 def test_hipified_names_in_torch_built_files():

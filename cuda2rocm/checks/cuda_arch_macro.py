@@ -32,7 +32,16 @@ class Rule(CppRule):
             if not uses or any(view.text(n) in HIP_MACROS for n in idents):
                 continue  # already handles HIP
             if "||" in text and cpp.hip_taken(view, branch):
-                continue  # `__CUDA_ARCH__ >= 350 || defined(<ROCm macro>)`: true on ROCm
+                # `defined(__CUDA_ARCH__) || defined(<ROCm macro>)`: the preprocessor model
+                # proves every HIP pass takes the branch, so nothing is skipped on ROCm.
+                self.report(
+                    cond,
+                    f"`{ARCH}` is never defined by HIP-Clang, but this condition also tests a "
+                    "macro a ROCm build defines",
+                    guarded="the condition is true in every HIP pass of a ROCm build (another "
+                    f"side of its `||` is defined there), so ROCm compiles this branch: `{text}`",
+                )
+                continue
             tests = [n for n in uses if n.parent is not None and n.parent.type == "preproc_defined"]
             device_pass = len(tests) == len(uses) or cond.type == "identifier"
             fix = None
@@ -66,6 +75,15 @@ class Rule(CppRule):
                     "; the HIP device pass compiles the `#else` branch instead, so host-only "
                     "code there (exceptions, TORCH_CHECK, I/O) breaks the ROCm build"
                 )
+            elif self._fallback_features(branch):
+                # `#if __CUDA_ARCH__ >= 530` / `#define FAST_HALF 1`: on ROCm the macro stays
+                # undefined and every test of it in the project has an `#else` to compile.
+                severity = Severity.INFO
+                names = ", ".join(f"`{n}`" for n in self._fallback_features(branch))
+                message += (
+                    f" (this branch only defines {names}, and every test of it in the project "
+                    "has an `#else`, which ROCm compiles: a performance note, not a break)"
+                )
             elif has_fallback(view, branch):
                 # `#if __CUDA_ARCH__ >= 530 fast #else portable #endif`: ROCm compiles the
                 # other side, which is correct there; only the faster path is lost.
@@ -75,6 +93,23 @@ class Rule(CppRule):
                     "not a break)"
                 )
             self.report(where, message, fix, severity=severity)
+
+    def _fallback_features(self, branch) -> list[str]:
+        """The macros a branch without `#else` only `#define`s, when each is a project feature
+        macro whose every test has an `#else` (`ProjectMacros.fallback_features`); else []."""
+        view = self.view
+        if not view.fallback_features or branch.child_by_field_name("alternative") is not None:
+            return []
+        skip = {branch.child_by_field_name(f) for f in ("condition", "name")}
+        names = []
+        for child in branch.named_children:
+            if child in skip or child.type == "comment":
+                continue
+            name = child.child_by_field_name("name") if child.type == "preproc_def" else None
+            if name is None or view.text(name) not in view.fallback_features:
+                return []
+            names.append(view.text(name))
+        return names
 
     def _other_branch_end(self, branch) -> int | None:
         """End of the `#else` branch of a device-pass test inside a device function: the code

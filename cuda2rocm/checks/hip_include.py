@@ -33,7 +33,7 @@ from pathlib import Path
 
 from cuda2rocm import names
 from cuda2rocm.compat_header import HIP_CONDITION, RUNTIME
-from cuda2rocm.frontends.cpp import CppRule, Include, ancestors, hip_excluded
+from cuda2rocm.frontends.cpp import CppRule, Include, ancestors
 from cuda2rocm.model import Edit, Severity
 
 #: Not in the name table: headers of CUDA-only APIs (HIP kernel language docs; HIPIFY has no
@@ -81,8 +81,8 @@ class Rule(CppRule):
     def check(self) -> None:
         view = self.view
         for inc in view.includes:
-            if self._is_compat(inc) or hip_excluded(view, inc.node):
-                continue
+            if self._is_compat(inc):
+                continue  # (one the HIP pass skips is reported: the engine keeps it guarded)
             if self._project_header(inc):
                 continue
             if self._removed_from_torch(inc) or self._cub_thrust(inc):

@@ -27,6 +27,8 @@ defines them under HIP; the `hip` fix tests the guard of the HIP header that rep
 
 from __future__ import annotations
 
+from cuda2rocm.context import preprocessor
+from cuda2rocm.context.preprocessor import UNDEFINED, UNKNOWN, Tri, Val
 from cuda2rocm.frontends import cpp
 from cuda2rocm.frontends.cpp import HIP_MACROS, CppRule
 from cuda2rocm.model import Severity
@@ -75,16 +77,24 @@ class Rule(CppRule):
             if any(view.text(n) == CUDACC for n in hits):
                 if view.torch_built:
                     continue  # torch's hipify rewrites __CUDACC__ to __HIPCC__
-                fix = None
-                if NVCC_VALUES.isdisjoint(names) and not self.view.holds_asm(branch):
-                    fix = self._fix(branch, cond, [n for n in hits if view.text(n) == CUDACC])
-                self.report(
-                    cond,
+                hip, nvcc = _values(view, branch, cond)
+                message = (
                     f"`{CUDACC}` is defined by nvcc only (hipcc defines `{HIPCC}`), so this "
-                    f"branch is silently skipped by hipcc; test `{HIPCC}` as well",
-                    fix,
-                    severity=Severity.WARNING,
+                    f"branch is silently skipped by hipcc; test `{HIPCC}` as well"
                 )
+                if hip is True:
+                    message = (
+                        f"`{CUDACC}` is defined by nvcc only (hipcc defines `{HIPCC}`), so hipcc "
+                        "takes this branch, meant for compilers other than nvcc"
+                        + (" (and skips its `#else`)" if _alternative(branch) else "")
+                        + f"; test `{HIPCC}` as well"
+                    )
+                same = _same_choice(branch, hip, nvcc)
+                fix = None
+                if not same and NVCC_VALUES.isdisjoint(names) and not view.holds_asm(branch):
+                    fix = self._fix(branch, cond, [n for n in hits if view.text(n) == CUDACC])
+                why = same % " ".join(view.text(cond).split()) if same else ""
+                self.report(cond, message, fix, severity=Severity.WARNING, guarded=why)
             elif first == NVCC:
                 self.report(
                     cond,
@@ -149,6 +159,64 @@ class Rule(CppRule):
                 for t in tests
             ]
         return self.fix(*edits, description=f"also test {HIPCC}")
+
+
+def _alternative(branch) -> bool:
+    return branch.child_by_field_name("alternative") is not None
+
+
+def _expression(view, branch, cond) -> str:
+    """The condition as an `#if` expression (`#ifndef X` is `!defined(X)`)."""
+    text = view.text(cond)
+    if branch.type in ("preproc_ifdef", "preproc_elifdef") and cond.type == "identifier":
+        word = view.text(branch.child(0)) if branch.child(0) is not None else ""
+        return f"!defined({text})" if word.endswith("ndef") else f"defined({text})"
+    return text
+
+
+def _nvcc(name: str) -> Val:
+    """What nvcc defines, as far as a `__CUDACC__` test goes: `__CUDACC__`, `__NVCC__`, its
+    version macros (value: whichever nvcc); never a HIP macro; anything else unknown."""
+    if name in (CUDACC, NVCC):
+        return Val(True, 1, 1)
+    if name in NVCC_VALUES:
+        return Val(True)
+    if name in HIP_MACROS:
+        return UNDEFINED
+    return UNKNOWN
+
+
+def _values(view, branch, cond) -> tuple[Tri, Tri]:
+    """The condition's value under hipcc (both passes agree, else unknown; facts of
+    data/hip_macros.toml, `hipcc -dM -E`) and under nvcc."""
+    if branch.type not in ("preproc_if", "preproc_ifdef"):
+        return None, None  # an #elif also depends on the branches before it
+    expression = _expression(view, branch, cond)
+    hip = {
+        preprocessor.evaluate(expression, preprocessor.base_lookup(p, False))[0]
+        for p in preprocessor.HIPCC_PASSES
+    }
+    return (hip.pop() if len(hip) == 1 else None), preprocessor.evaluate(expression, _nvcc)[0]
+
+
+def _same_choice(branch, hip: Tri, nvcc: Tri) -> str:
+    """Why hipcc's choice is one an nvcc build also makes ("" when it may differ), with a `%s`
+    for the condition: both take it or both skip it; or hipcc takes a branch with no `#else`
+    that nvcc may take too (faiss's `!defined(__CUDACC__) || __CUDACC_VER_MAJOR__ < 11`, true
+    under hipcc, where neither macro is defined, and under nvcc 10): the code is meant for a
+    CUDA compiler as well, and no other side is silently chosen."""
+    if hip is None:
+        return ""
+    if hip is nvcc:
+        taken = "take" if hip else "skip"
+        return f"hipcc and nvcc both {taken} `%s`: nothing differs on ROCm"
+    if hip is True and nvcc is None and not _alternative(branch):
+        return (
+            "hipcc takes this branch (`%s` is true: hipcc defines neither `__CUDACC__` nor "
+            "nvcc's version macros, `hipcc -dM -E`, HIP 5.2) and some nvcc builds take it too; "
+            "with no `#else`, no other code is silently chosen instead"
+        )
+    return ""
 
 
 def _rocm_counterpart(name: str, rocm_macros: frozenset[str]) -> bool:

@@ -3,7 +3,8 @@
 Reports imports of NVML wrappers, `nvmlInit()` calls, and `nvidia-smi` run as a subprocess.
 An import inside `try: ... except ImportError` is optional and not reported; neither is anything
 inside a branch that tells ROCm from CUDA. A shell call whose result nobody reads
-(`os.system("nvidia-smi")`) only prints "not found" on AMD hosts: info. No automatic fix: the
+(`os.system("nvidia-smi")`) only prints "not found" on AMD hosts: info; so is `os.popen` output
+that is only recorded or printed (empty on AMD hosts, no exception). No automatic fix: the
 replacement (torch.cuda helpers or amd-smi) returns different data shapes.
 """
 
@@ -120,6 +121,14 @@ class Rule(NameAware):
                     "there if the output matters",
                     severity=Severity.INFO,
                 )
+            elif self._popen_recorded(node, names):
+                self.report(
+                    command,
+                    "records nvidia-smi's output (os.popen never raises for a missing program): "
+                    "on AMD hosts the shell prints 'nvidia-smi: not found' to stderr and the "
+                    "record is empty; record amd-smi's output there if it matters",
+                    severity=Severity.INFO,
+                )
             else:
                 self.report(
                     command,
@@ -127,6 +136,39 @@ class Rule(NameAware):
                     + HELPERS
                     + ", or run amd-smi on ROCm",
                 )
+
+    def _popen_recorded(self, call: cst.Call, names: set[str]) -> bool:
+        """`os.popen("nvidia-smi")` (a shell pipe: a missing program gives empty output, no
+        exception) whose lines are only stored or printed as they are: the call, possibly in
+        `list(...)` / `.read()` / `.readlines()` / `.strip()`, is a dict value, a list or tuple
+        element, or a `print` argument. Anything that parses or tests the text is not."""
+        if "os.popen" not in names:
+            return False
+        node: cst.CSTNode = call
+        while True:
+            parent = self.parent(node)
+            if isinstance(parent, cst.Attribute) and parent.attr.value in _READS:
+                grand = self.parent(parent)
+                if isinstance(grand, cst.Call) and grand.func is parent and not grand.args:
+                    node = grand
+                    continue
+                return False
+            if isinstance(parent, cst.Arg):
+                holder = self.parent(parent)
+                if isinstance(holder, cst.Call) and len(holder.args) == 1:
+                    func = self.text(holder.func)
+                    if func == "list":
+                        node = holder
+                        continue
+                    return func == "print"
+                return False
+            if isinstance(parent, cst.DictElement):
+                return parent.value is node
+            return isinstance(parent, cst.Element)
+
+
+#: Methods that read a pipe's text as it is.
+_READS = frozenset({"read", "readlines", "strip", "rstrip", "splitlines"})
 
 
 def _command_head(node: cst.CSTNode) -> cst.CSTNode | None:

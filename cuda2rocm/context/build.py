@@ -65,6 +65,9 @@ class Component:
     #: Build helpers (Python modules) used only to build this component, outside its folder:
     #: resolved path -> the helper as displayed (`build_tools/paddle.py`).
     helpers: dict[Path, str] = field(default_factory=dict, kw_only=True)
+    #: Why it is left out of ROCm builds when that is no porting decision: the option that
+    #: lists it needs an NVIDIA-only package (`nvidia_options`); its summary is a note.
+    dependency: str = field(default="", kw_only=True)
 
     def holds(self, resolved: Path) -> bool:
         if resolved in self.helpers:
@@ -95,15 +98,58 @@ class Membership:
     components: list[Component] = field(default_factory=list)
     #: Variables the project's ROCm configure block sets (`rocm_companions`), run-wide.
     companions: dict[str, bool] = field(default_factory=dict)
+    #: Options a ROCm build cannot turn on -> why (`nvidia_options`), run-wide.
+    off: dict[str, str] = field(default_factory=dict)
+    #: The run's CMake files (display, text without comments): where a variable is read.
+    cmake_texts: list[tuple[str, str]] = field(default_factory=list)
 
     def cmake_reason(self, text: str) -> Callable[[int], str]:
-        """For a CMake file: line -> why a ROCm configure never runs it ("" when it may)."""
-        regions = cmake_dead_lines(text, self.companions) if "if" in text else []
+        """For a CMake file: line -> why a ROCm configure never runs it ("" when it may): a
+        dead branch, or a `set()` of a variable read only in dead branches (`_read_dead`)."""
+        regions = cmake_dead_lines(text, self.companions, self.off) if "if" in text else []
+        code = re.sub(r"#[^\n]*", "", text)
+        lines = code.splitlines()
 
         def reason(line: int) -> str:
-            return next((why for start, end, why in regions if start <= line <= end), "")
+            why = next((why for start, end, why in regions if start <= line <= end), "")
+            if why or not 0 < line <= len(lines):
+                return why
+            m = _SET.match(lines[line - 1])
+            return self._read_dead(m.group(1), code, line) if m else ""
 
         return reason
+
+    def _read_dead(self, name: str, code: str, line: int) -> str:
+        """Why the value `set()` at `line` never reaches a ROCm build: every other mention of
+        the variable in the run's CMake files (faiss's `${CUDA_LIBS}` and its CUDA-branch
+        `set(CUDA_LIBS ...)`) sits in code a ROCm configure never runs; "" otherwise (and for a
+        CACHE / PARENT_SCOPE value, which leaves the file's scope)."""
+        statement = code.splitlines()[line - 1]
+        if re.search(r"\b(?:CACHE|PARENT_SCOPE)\b", statement):
+            return ""
+        word = re.compile(rf"(?<![\w.-]){re.escape(name)}(?![\w.-])")
+        first = read = ""
+        for display, other in self.cmake_texts or [("", code)]:
+            hits = [other.count("\n", 0, m.start()) + 1 for m in word.finditer(other)]
+            if other == code:
+                hits = [h for h in hits if h != line]
+            if not hits:
+                continue
+            regions = cmake_dead_lines(other, self.companions, self.off)
+            for hit in hits:
+                why = next((w for s, e, w in regions if s <= hit <= e), "")
+                if not why:
+                    return ""
+                where = f"{display or 'this file'}:{hit}, {why}"
+                first = first or where
+                if not read and "${" + name + "}" in other.splitlines()[hit - 1]:
+                    read = where
+        if not first:
+            return ""
+        return (
+            f"`{name}` is set here but used only where a ROCm configure never goes "
+            f"({read or first})"
+        )
 
     def component(self, path: str) -> Component | None:
         if not self.components:
@@ -582,9 +628,9 @@ _COMMANDS = {
 _START = re.compile(r"^[ \t]*([A-Za-z_]\w*)[ \t]*\(", re.M)
 
 
-def _commands(text: str) -> Iterator[tuple[str, str, int]]:
-    """(command, arguments, line) of the commands of interest, arguments found by matching
-    parentheses (conditions nest them: `if((A OR B) AND NOT (C))`), quotes respected."""
+def _commands(text: str, wanted=_COMMANDS) -> Iterator[tuple[str, str, int]]:
+    """(command, arguments, line) of the commands of interest (`wanted`), arguments found by
+    matching parentheses (conditions nest them: `if((A OR B) AND NOT (C))`), quotes respected."""
     position = 0
     while True:
         match = _START.search(text, position)
@@ -606,18 +652,42 @@ def _commands(text: str) -> Iterator[tuple[str, str, int]]:
                 depth -= 1
             i += 1
         name = match.group(1).lower()
-        if name in _COMMANDS:
+        if name in wanted:
             line = text.count("\n", 0, match.start(1)) + 1
             yield name, text[match.end() : i - 1], line
         position = i
 
 
+_SET = re.compile(r"^\s*set\s*\(\s*([A-Za-z_]\w*)\b", re.I)
 _ON = {"ON", "TRUE", "YES", "Y", "1"}
 _OFF = {"OFF", "FALSE", "NO", "N", "0", "IGNORE", "NOTFOUND", ""}
 _SOURCE_COMMANDS = {
     "set", "list", "add_library", "add_executable", "target_sources", "cuda_add_library",
     "cuda_add_executable",
 }  # fmt: skip
+#: CMake's own commands that name sources without building them (properties, installs, files)
+#: or are control flow; any other command not in _SOURCE_COMMANDS is the project's own macro or
+#: function (faiss's `faiss_gpu_test(TestGpuIndexCagra.cu)`), which builds what it names.
+_BUILTIN = re.compile(
+    r"(?:target_|set_|get_|add_custom_|add_test|install|file|string|cmake_|find_|include|"
+    r"message|configure_|source_group|export|ctest_|enable_|foreach|endforeach|function|"
+    r"endfunction|macro|endmacro|while|endwhile|return|execute_process|try_|separate_|math|"
+    r"mark_|project|option|unset|if|elseif|else|endif|add_subdirectory|add_dependencies|"
+    r"add_compile_|add_definitions|add_link_|link_|variable_|define_property|load_cache|"
+    r"site_name|build_command|aux_source_directory)"
+)
+#: Compiled sources (a header is compiled by its includers, never by being named in CMake).
+_COMPILED = (".cu", ".cpp", ".cc", ".cxx", ".c", ".hip")
+
+
+class _Every:
+    """Every command (`_commands(text, _EVERY)`)."""
+
+    def __contains__(self, name: object) -> bool:
+        return True
+
+
+_EVERY = _Every()
 
 
 def rocm_switch(name: str) -> bool:
@@ -693,14 +763,20 @@ def rocm_companions(text: str) -> dict[str, bool]:
 
 
 def _cmake_pass(
-    text: str, vendor: str, companions: dict[str, bool] | None = None
+    text: str,
+    vendor: str,
+    companions: dict[str, bool] | None = None,
+    off: dict[str, str] | None = None,
 ) -> tuple[list[tuple[str, list[str], int, str | None]], list[tuple[int, int, str]]]:
     """(command, arguments, line, why dead) for every command of interest, walking the
     if/elseif/else chains with what `vendor`'s build knows; and the dead branches as
-    (first line, last line, why)."""
+    (first line, last line, why). `off`: options a ROCm build cannot turn on -> why."""
     variables: dict[str, bool | None] = {v: vendor == ROCM for v in ROCM_VARIABLES}
+    off = off if vendor == ROCM else None
     if vendor == ROCM and companions:
         variables.update(companions)
+    if off:
+        variables.update(dict.fromkeys(off, False))
     # One frame per open if(): whether a branch is known taken, whether one was unknown, and
     # for the current branch: dead (never runs), maybe (may or may not run), why.
     stack: list[dict] = []
@@ -711,12 +787,15 @@ def _cmake_pass(
         if frame.get("dead") and line - 1 >= frame["start"]:
             regions.append((frame["start"], line - 1, frame["why"]))
 
-    for command, argument, line in _commands(text):
+    for command, argument, line in _commands(text, _EVERY):
         words = [w.strip('"') for w in argument.split()]
         dead = next((f["why"] for f in stack if f["dead"]), None)
         if command == "if" or (command == "elseif" and stack):
             truth = _cmake_truth(argument.strip(), variables, vendor)
             test = f"`{command}({' '.join(argument.split())})` (line {line})"
+            name = argument.replace("${", "").replace("}", "").strip()
+            if off and name in off and truth is False:
+                test = f"`{command}({name})` (line {line}; {off[name]})"
             if command == "if":
                 stack.append({"taken": False, "unknown": False, "test": test})
             else:
@@ -739,7 +818,9 @@ def _cmake_pass(
             close(stack.pop(), line)
         elif command in ("set", "unset", "option") and words and dead is None:
             name = words[0]
-            if command == "option" and (name in variables or rocm_switch(name)):
+            if command == "option" and (
+                name in variables or rocm_switch(name) or name in (off or {})
+            ):
                 continue  # the build passes -DUSE_ROCM=ON; option() keeps a given value
             value = _set_value(command, words)
             if any(f["maybe"] for f in stack):  # a branch that may or may not run
@@ -750,12 +831,12 @@ def _cmake_pass(
 
 
 def cmake_dead_lines(
-    text: str, companions: dict[str, bool] | None = None
+    text: str, companions: dict[str, bool] | None = None, off: dict[str, str] | None = None
 ) -> list[tuple[int, int, str]]:
     """Line ranges of a CMake file that a ROCm configure never runs and a CUDA one may:
     (first line, last line, why)."""
     text = re.sub(r"#[^\n]*", "", text)
-    _, rocm = _cmake_pass(text, ROCM, companions)
+    _, rocm = _cmake_pass(text, ROCM, companions, off)
     _, cuda = _cmake_pass(text, CUDA)
     out = []
     for start, end, why in rocm:
@@ -765,13 +846,17 @@ def cmake_dead_lines(
 
 
 def cmake_components(
-    path: Path, display: str, text: str, companions: dict[str, bool] | None = None
+    path: Path,
+    display: str,
+    text: str,
+    companions: dict[str, bool] | None = None,
+    off: dict[str, str] | None = None,
 ) -> list[Component]:
     """`add_subdirectory` folders and listed sources a ROCm build of this CMake file skips
     (and a CUDA build may not)."""
     base = path.resolve().parent
     text = re.sub(r"#[^\n]*", "", text)
-    rocm, cuda = _cmake_pass(text, ROCM, companions)[0], _cmake_pass(text, CUDA)[0]
+    rocm, cuda = _cmake_pass(text, ROCM, companions, off)[0], _cmake_pass(text, CUDA)[0]
     dead_dirs: dict[Path, tuple[int, str, str]] = {}
     live_dirs: set[Path] = set()
     dead_files: dict[Path, str] = {}
@@ -787,18 +872,23 @@ def cmake_components(
                 dead_dirs.setdefault(found, (line, why, words[0]))
             else:
                 live_dirs.add(found)
-        elif command in _SOURCE_COMMANDS:
-            for word in words[1:]:
-                if "${" in word or not word.endswith(SOURCE_SUFFIXES):
+        elif command in _SOURCE_COMMANDS or not _BUILTIN.match(command):
+            own = command not in _SOURCE_COMMANDS  # the project's macro: compiled sources
+            for word in words if own else words[1:]:
+                if "${" in word or not word.endswith(_COMPILED if own else SOURCE_SUFFIXES):
                     continue
                 found = _existing(base, word)
                 if found is None or not found.is_file():
                     continue
-                if only_cuda:
+                if not only_cuda:
+                    live_files.add(found)  # any command naming it may build it for ROCm
+                elif not own or any(r in why for r in (off or {}).values()):
+                    # A project macro's file counts as CUDA-only only in the branch of an
+                    # option ROCm cannot turn on (faiss's `faiss_gpu_test(TestGpuIndexCagra.cu)`
+                    # under `if(FAISS_ENABLE_CUVS)`); elsewhere (TransformerEngine's NVRTC
+                    # `make_string_header_from_file(x.cu ...)`) what it does is not known.
                     dead_files.setdefault(found, word)
                     reasons.setdefault(found, (line, f"listed under {why}"))
-                else:
-                    live_files.add(found)
     out = []
     for found, (line, why, label) in dead_dirs.items():
         if found in live_dirs or any(f.is_relative_to(found) for f in live_files):
@@ -809,6 +899,8 @@ def cmake_components(
     if files:
         # Listed files: a folder is a component only when nothing ROCm builds is in it.
         out += _group(files, live_files | live_dirs, reasons, display)
+    for c in out:
+        c.dependency = next((why for why in (off or {}).values() if why in c.why), "")
     return out
 
 
@@ -817,10 +909,13 @@ BUILDER_TOKENS = (b"cpp_extension", b"def is_compatible")
 
 
 def membership(
-    files: Iterable[tuple[Path, str, str, bytes]], root: Path | None = None
+    files: Iterable[tuple[Path, str, str, bytes]],
+    root: Path | None = None,
+    sources: Iterable[tuple[Path, bytes]] | None = None,
 ) -> Membership:
     """Components of a run: `files` holds (path, display, language, bytes) of its Python and
-    CMake files."""
+    CMake files; `sources` (path, bytes) its C/C++ files, to tell whether a header that an
+    NVIDIA-only option lists is still included by code ROCm compiles (None: assume it is)."""
     files = list(files)
     companions: dict[str, bool | None] = {}
     for _, _, language, data in files:
@@ -828,6 +923,9 @@ def membership(
             for name, value in rocm_companions(data.decode("utf-8", "replace")).items():
                 companions[name] = value if companions.get(name, value) == value else None
     known = {n: v for n, v in companions.items() if v is not None}
+    from cuda2rocm.context import nvidia_options
+
+    off = nvidia_options.options((p, d, data) for p, d, _, data in files)
     callers = CallSites((p, d) for p, _, language, d in files if language == "python")
     found: list[Component] = []
     deferred: list[Callable[[list[Component]], list[Component]]] = []
@@ -837,9 +935,9 @@ def membership(
                 base = root or path.resolve().parent
                 text = data.decode("utf-8", "replace")
                 found += python_components(path, display, text, base, callers, deferred)
-            elif language == "cmake" and b"add_subdirectory" in data:
+            elif language == "cmake" and (b"add_subdirectory" in data or off):
                 text = data.decode("utf-8", "replace")
-                found += cmake_components(path, display, text, known)
+                found += cmake_components(path, display, text, known, off)
         except (RecursionError, OSError, ValueError):
             continue  # an unreadable build file: nothing is guarded by it
     components = list(found)
@@ -848,4 +946,45 @@ def membership(
             found += decide(components)
         except (RecursionError, OSError, ValueError):
             continue
-    return Membership(found, known)
+    if off:
+        found = _included_headers(found, files, off, sources)
+    texts = [
+        (display, re.sub(r"#[^\n]*", "", data.decode("utf-8", "replace")))
+        for _, display, language, data in files
+        if language == "cmake"
+    ]
+    return Membership(found, known, off, texts)
+
+
+def _included_headers(
+    found: list[Component],
+    files: list[tuple[Path, str, str, bytes]],
+    off: dict[str, str],
+    sources: Iterable[tuple[Path, bytes]] | None,
+) -> list[Component]:
+    """Headers an NVIDIA-only option lists stay in its component only when every file of the
+    run that includes them (outside such components) does so under a macro only that option
+    defines (faiss's GpuCloner.cpp: `#if defined(USE_NVIDIA_CUVS) && ...`): a header is
+    compiled by its includers, not by being listed."""
+    from cuda2rocm.context import nvidia_options
+
+    sources = list(sources) if sources is not None else None
+    dead = {f for c in found if c.dependency for f in c.files}
+    names = nvidia_options.macros(((p, d, data) for p, d, _, data in files), off)
+    out = []
+    for c in found:
+        if c.dependency and c.files:
+            kept = frozenset(
+                f
+                for f in c.files
+                if f.suffix in _COMPILED
+                or (
+                    sources is not None
+                    and not nvidia_options.included_live(f, sources, dead, names)
+                )
+            )
+            if not kept:
+                continue
+            c.files = kept
+        out.append(c)
+    return out

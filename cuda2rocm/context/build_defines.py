@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -226,13 +226,17 @@ _CMAKE_IF = re.compile(rb"(?im)^\s*(?:else)?if\s*\(([^)]*)\)")
 _DEFINITIONS = {"add_compile_definitions", "target_compile_definitions"}
 
 
-def _cmake_value(condition: str, cuda_switch_known: bool = True) -> Tri:
+def _cmake_value(
+    condition: str, cuda_switch_known: bool = True, off: Mapping[str, str] | None = None
+) -> Tri:
     negated = bool(re.match(r"\s*NOT\b", condition))
     body = re.sub(r"^\s*NOT\b", "", condition)
     if re.search(r"\b(AND|OR)\b", body):
         return None
-    if _HIPPY.search(body):
-        value: Tri = True
+    if off and body.replace("${", "").replace("}", "").strip() in off:
+        value: Tri = False  # an option a ROCm build cannot turn on (nvidia_options)
+    elif _HIPPY.search(body):
+        value = True
     elif _CUDA_SWITCH.search(body) and cuda_switch_known:
         value = False
     else:
@@ -240,10 +244,19 @@ def _cmake_value(condition: str, cuda_switch_known: bool = True) -> Tri:
     return (not value) if negated else value
 
 
-def cmake_defines(text: str, where: str, out: BuildDefines, cuda_switch_known: bool = True) -> None:
+def cmake_defines(
+    text: str,
+    where: str,
+    out: BuildDefines,
+    cuda_switch_known: bool = True,
+    off: Mapping[str, str] | None = None,
+) -> None:
     """`cuda_switch_known`: whether a `WITH_CUDA`-style switch is known off on ROCm (the project
-    has a separate HIP/ROCm switch)."""
+    has a separate HIP/ROCm switch). `off`: options a ROCm build cannot turn on -> why
+    (`nvidia_options`); a definition in their branch is CUDA-only, and says why."""
+    off = off or {}
     stack: list[tuple[Tri, Tri]] = []  # (value of the current branch, any earlier taken)
+    because: list[str] = []  # per open if(): why its branch is off on ROCm ("" if not so)
     lines = text.splitlines()
     i = 0
     while i < len(lines):
@@ -259,18 +272,23 @@ def cmake_defines(text: str, where: str, out: BuildDefines, cuda_switch_known: b
             i += 1
         inner = args.rsplit(")", 1)[0]
         if command == "if":
-            v = _cmake_value(inner, cuda_switch_known)
+            v = _cmake_value(inner, cuda_switch_known, off)
             stack.append((v, v))
+            name = inner.replace("${", "").replace("}", "").strip()
+            because.append(off[name] if v is False and name in off else "")
         elif command == "elseif" and stack:
             _, taken = stack[-1]
-            v = _cmake_value(inner, cuda_switch_known)
+            v = _cmake_value(inner, cuda_switch_known, off)
             branch = False if taken is True else v
             stack[-1] = (branch, True if True in (taken, v) else None)
+            because[-1] = ""
         elif command == "else" and stack:
             _, taken = stack[-1]
             stack[-1] = (None if taken is None else not taken, True)
+            because[-1] = ""
         elif command == "endif" and stack:
             stack.pop()
+            because.pop()
         else:
             path = [s[0] for s in stack]
             names: list[tuple[str, str | None]] = [
@@ -286,14 +304,22 @@ def cmake_defines(text: str, where: str, out: BuildDefines, cuda_switch_known: b
                     mm = re.fullmatch(r"([A-Za-z_]\w*)(?:=(.*))?", w)
                     if mm:
                         names.append((mm.group(1), mm.group(2)))
+            why = next((b for b in because if b), "")
             for name, value in names:
-                out.add(name, value, _and(path), f"{where}:{lineno}")
+                out.add(name, value, _and(path), f"{where}:{lineno}" + (f"; {why}" if why else ""))
 
 
-def index(files: Iterable[tuple[Path, str, bytes]]) -> BuildDefines:
-    """Build flags from (path, display path, bytes) of the run's build scripts."""
+def index(
+    files: Iterable[tuple[Path, str, bytes]], off: Mapping[str, str] | None = None
+) -> BuildDefines:
+    """Build flags from (path, display path, bytes) of the run's build scripts. `off`: options
+    a ROCm build cannot turn on (`nvidia_options.options`; computed from `files` if None)."""
     out = BuildDefines()
     files = list(files)
+    if off is None:
+        from cuda2rocm.context import nvidia_options
+
+        off = nvidia_options.options(files)
     rocm_switch = any(
         _HIPPY.search(m.group(1).decode("utf-8", "replace"))
         for path, _, data in files
@@ -308,7 +334,7 @@ def index(files: Iterable[tuple[Path, str, bytes]]) -> BuildDefines:
         elif (name == "CMakeLists.txt" or name.endswith(".cmake")) and (
             b"-D" in data or b"definitions" in data
         ):
-            cmake_defines(data.decode("utf-8", "replace"), display, out, rocm_switch)
+            cmake_defines(data.decode("utf-8", "replace"), display, out, rocm_switch, off)
     return out.settle()
 
 

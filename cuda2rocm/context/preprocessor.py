@@ -440,6 +440,43 @@ def _shown(directive: str, rest: str) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
+_GUARD_TEST = re.compile(r"\s*!\s*defined\s*(?:\(\s*([A-Za-z_]\w*)\s*\)|([A-Za-z_]\w*))\s*$")
+
+
+def include_guard(blanked: str) -> int | None:
+    """Offset of the classic include guard's test, or None: the file's first directive is
+    `#ifndef G` (or `#if !defined(G)`), the next one `#define G`, and the `#endif` closing the
+    first is the file's last directive. Whatever G's state elsewhere (the project defines it,
+    in this very file), the file's text is compiled on its first inclusion, and a repeated
+    inclusion adds nothing: the model reads the guard as true."""
+    found = list(_DIRECTIVE.finditer(blanked))
+    if len(found) < 3:
+        return None
+    first, second = found[0], found[1]
+    word, rest = first.group(1), first.group(2)
+    if word == "ifndef":
+        nm = _NAME.match(rest)
+        name = nm.group(1) if nm and not rest[nm.end() :].strip() else None
+    elif word == "if":
+        gm = _GUARD_TEST.match(rest)
+        name = (gm.group(1) or gm.group(2)) if gm else None
+    else:
+        return None
+    dm = _NAME.match(second.group(2)) if second.group(1) == "define" else None
+    if name is None or dm is None or dm.group(1) != name:
+        return None
+    depth = 0
+    for i, m in enumerate(found):
+        w = m.group(1)
+        if w in ("if", "ifdef", "ifndef"):
+            depth += 1
+        elif w == "endif":
+            depth -= 1
+            if depth == 0:
+                return first.start() if i == len(found) - 1 else None
+    return None
+
+
 @dataclass
 class Scan:
     """One pass over a file: where liveness changes, and the macro state at the end."""
@@ -477,6 +514,7 @@ def scan(
     if "#" not in text:
         return Scan(points, defines, state)
     blanked = _blank_comments(text)
+    guard = include_guard(blanked)
     line, last = 1, 0
     for m in _DIRECTIVE.finditer(blanked):
         line += blanked.count("\n", last, m.start())
@@ -488,6 +526,8 @@ def scan(
             shown = _shown(word, rest)
             if live is False:
                 value, used = False, []
+            elif guard is not None and m.start() == guard:
+                value, used = True, []  # the file's include guard: compiled on first inclusion
             else:
                 value, used = _test(word, rest, fact)
             why = f"`{shown}` at line {line}" + (f" ({used[0]})" if used else "")

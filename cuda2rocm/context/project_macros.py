@@ -60,6 +60,9 @@ class ProjectMacros:
     runtime_first: frozenset[str] = frozenset()
     #: Headers no ROCm compile includes (`unincluded_headers`): path -> why.
     unincluded: dict[str, str] = field(default_factory=dict)
+    #: Feature macros (`FAISS_USE_FULL_FLOAT16`) defined under a `__CUDA_ARCH__` test, every
+    #: other mention of which in the run is a test with an `#else` (`fallback_features`).
+    fallback_features: frozenset[str] = frozenset()
     digest: str = ""
 
     # -- building ------------------------------------------------------------------------------
@@ -102,6 +105,7 @@ class ProjectMacros:
         self.wide_mask_types = warp_masks.wide_mask_types(self.texts, reachable)
         self.runtime_first = runtime_provided.runtime_first(self.texts, self._find)
         self.unincluded = unincluded_headers(self, others)
+        self.fallback_features = fallback_features({**self.texts, **plain})
         del self._in_progress
         self.texts = {}
         self.torch_built = None
@@ -172,6 +176,7 @@ class ProjectMacros:
         h.update(repr(sorted(self.wide_mask_types.items())).encode())
         h.update(repr(sorted(self.runtime_first)).encode())
         h.update(repr(sorted(self.unincluded.items())).encode())
+        h.update(repr(sorted(self.fallback_features)).encode())
         for p in PASSES:
             h.update(repr(sorted(self.sites[p].items())).encode())
         for key in sorted(self.states):
@@ -223,6 +228,79 @@ class ProjectMacros:
             return base
 
         return fact
+
+
+# -- feature macros of an architecture test ---------------------------------------------------
+_ARCH_GROUP = re.compile(r"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif|define)\b([^\n]*)", re.M)
+
+
+def _groups(text: str):
+    """(directive, rest, offset, group id, the group has an #else/#elif) for every
+    conditional directive and #define of a file; group ids count `#if`s."""
+    found = []
+    stack: list[int] = []
+    has_other: dict[int, bool] = {}
+    count = 0
+    for m in _ARCH_GROUP.finditer(text):
+        word = m.group(1)
+        if word in ("if", "ifdef", "ifndef"):
+            count += 1
+            stack.append(count)
+            has_other[count] = False
+        elif word in ("elif", "else") and stack:
+            has_other[stack[-1]] = True
+        group = stack[-1] if stack else 0
+        found.append((word, m.group(2), m.start(), group))
+        if word == "endif" and stack:
+            stack.pop()
+    return [(w, r, o, g, has_other.get(g, False)) for w, r, o, g in found]
+
+
+def fallback_features(texts: Mapping[str, str]) -> frozenset[str]:
+    """Macros `#define`d (object-like) directly in the first branch of an `#if` on
+    `__CUDA_ARCH__` (faiss's `#if __CUDA_ARCH__ >= 530` / `#define FAISS_USE_FULL_FLOAT16 1`)
+    and mentioned anywhere else in the run only in the condition of an `#if`/`#ifdef`/`#elif`
+    whose group has an `#else`/`#elif` (or in another `#define`/`#undef` of it). On ROCm the
+    macro stays undefined, so each such test compiles its other side: a fallback, not a gap.
+    A use in code, in a macro body, or in a test with nothing on the other side disqualifies."""
+    candidates: set[str] = set()
+    for text in texts.values():
+        if "__CUDA_ARCH__" not in text:
+            continue
+        arch_groups: set[int] = set()
+        in_first: set[int] = set()
+        for word, rest, _, group, _ in _groups(text):
+            if word in ("if", "ifdef") and "__CUDA_ARCH__" in rest:
+                arch_groups.add(group)
+                in_first.add(group)
+            elif word in ("elif", "else"):
+                in_first.discard(group)
+            elif word == "define" and group in arch_groups and group in in_first:
+                m = re.match(r"\s+([A-Za-z_]\w*)\b(?!\()", rest)
+                if m:
+                    candidates.add(m.group(1))
+    if not candidates:
+        return frozenset()
+    words = re.compile(r"\b(" + "|".join(sorted(map(re.escape, candidates))) + r")\b")
+    bad: set[str] = set()
+    for raw in texts.values():
+        if not words.search(raw):
+            continue
+        text = preprocessor._blank_comments(raw)  # `#endif // FEATURE` is no use
+        allowed: list[tuple[int, int]] = []  # spans of directives where a mention is fine
+        for word, rest, offset, _, other in _groups(text):
+            line_end = text.find("\n", offset)
+            end = len(text) if line_end < 0 else line_end
+            if word == "ifndef" or (word in ("if", "ifdef", "elif") and other):
+                allowed.append((offset, end))  # ROCm compiles the side without the feature
+            elif word == "define":
+                m = re.match(r"\s+([A-Za-z_]\w*)", rest)
+                if m and m.group(1) in candidates:  # its own name, not its body
+                    allowed.append((offset, offset + len(word) + 1 + m.end()))
+        for m in words.finditer(text):
+            if not any(a <= m.start() < b for a, b in allowed):
+                bad.add(m.group(1))
+    return frozenset(candidates - bad)
 
 
 # -- warp-size constants ------------------------------------------------------------------------

@@ -152,6 +152,9 @@ class CppView:
     #: Every file of the run that includes this header has included the HIP runtime first
     #: (context.runtime_provided, set by the engine).
     runtime_first: bool = False
+    #: Feature macros defined under a `__CUDA_ARCH__` test whose every test in the project has
+    #: an `#else` (context.project_macros.ProjectMacros.fallback_features; set by the engine).
+    fallback_features: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         text = self.source.text
@@ -412,7 +415,10 @@ class CppRule:
         fix: Fix | None = None,
         severity: Severity | None = None,
         data: dict[str, str] | None = None,
+        guarded: str = "",
     ) -> None:
+        """`guarded`: why the finding's claim does not hold on ROCm (kept for `--show-guarded`,
+        never reported or fixed)."""
         start, end = self.view.span(where) if isinstance(where, tree_sitter.Node) else where
         self._sink.append(
             Diagnostic(
@@ -425,6 +431,7 @@ class CppRule:
                 message=message,
                 fix=fix,
                 data=data or {},
+                guarded=guarded,
             )
         )
 
