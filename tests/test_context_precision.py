@@ -714,3 +714,21 @@ def test_cu_func_set_cache_config_is_renamed_by_a_torch_table_hipify(tmp_path):
     assert "lib/rtc.cpp" not in by_path  # hipify renames it to hipFuncSetCacheConfig
     plain = by_path["plain/rtc.cpp"]  # not hipified: a port to do, not "no HIP counterpart"
     assert "`hipFuncSetCacheConfig`" in plain.message and plain.severity.value == "warning"
+
+
+# -- a branch an earlier assert rules out ---------------------------------------------------------
+def test_a_version_branch_an_assert_rules_out_is_guarded(tmp_path):
+    (tmp_path / "setup.py").write_text(
+        "import os\nimport torch\nfrom torch.utils.cpp_extension import CUDAExtension\n"
+        'torch_ver = [int(x) for x in torch.__version__.split(".")[:2]]\n'
+        'assert torch_ver >= [1, 8], "Requires PyTorch >= 1.8"\n'
+        'flags = {"nvcc": []}\n'
+        "if torch_ver < [1, 7]:\n"
+        '    flags["nvcc"].append("-ccbin=cc")\n'
+        "if torch_ver < [2, 0]:\n"
+        '    flags["nvcc"].append("-ccbin=gcc")\n'
+        'ext = CUDAExtension("x", ["x.cu"], extra_compile_args=flags)\n'
+    )
+    reported, guarded = _where(_run(tmp_path, "nvcc-flags"), tmp_path)
+    assert "earlier `assert` admits" in guarded[("setup.py", 8)]
+    assert ("setup.py", 10) in reported  # 2.0 is above the bound: may run

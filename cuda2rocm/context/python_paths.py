@@ -86,6 +86,9 @@ class Value:
     #: Strings a container provably does not hold (`x.remove("paddle")` under a ROCm-true
     #: test and nothing added after), so `"paddle" in x` is False.
     lacks: frozenset = frozenset()
+    #: A lower bound an `assert x >= (1, 8)` established (the value is at least this): a later
+    #: `x < (1, 7)` is False on every build that got past the assert.
+    least: tuple | None = None
 
     @classmethod
     def of(cls, value: object) -> Value:
@@ -97,6 +100,8 @@ class Value:
 
 
 UNKNOWN = Value()
+#: Why a branch is dead on every build: an earlier `assert` bounds the value it tests.
+RULED_OUT = "false on every build the earlier `assert` admits"
 SOME_TRUE = Value(True, False)  # a non-empty string whose text is not known (a version)
 
 #: Qualified name -> its value on each vendor's build (see the module docstring).
@@ -198,6 +203,8 @@ class _Pass:
         #: A build script run for one vendor's build (`Paths(build_file=True)`).
         self.build_file = False
         self.dead: list[Region] = []
+        #: Comparisons an `assert` bound decided (`RULED_OUT`).
+        self.ruled_out: set[int] = set()
         #: What depends on the tree alone, computed once for every pass over it.
         self.shared = shared if shared is not None else _Shared(tree, text)
         self.globals_declared = self.shared.globals_declared
@@ -251,6 +258,15 @@ class _Pass:
             return "plain"
         if isinstance(stmt, ast.If):
             return self.if_(stmt, env)
+        if isinstance(stmt, ast.Assert):
+            self.expressions(stmt, env)
+            bound = _lower_bound(stmt.test)
+            if bound is not None:
+                name, least = bound
+                old = env.get(name)
+                old = old if isinstance(old, Value) else UNKNOWN
+                env[name] = dataclasses.replace(old, least=least)
+            return None
         if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
             self.expressions(stmt, env)
             targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
@@ -357,6 +373,8 @@ class _Pass:
         test = f"`{keyword} {self.source(stmt.test)}:`"
         if which == "else":
             where = f"inside the else branch of {test} (line {stmt.lineno}), true on ROCm"
+        elif any(id(n) in self.ruled_out for n in ast.walk(stmt.test)):
+            where = f"inside {test} (line {stmt.lineno}), {RULED_OUT}"
         else:
             where = f"inside {test} (line {stmt.lineno}), false on ROCm"
         start, end = _span(body)
@@ -564,6 +582,13 @@ class _Pass:
     def compare(self, node: ast.Compare, env: Env) -> Value:
         op, left = node.ops[0], self.value(node.left, env)
         right = self.value(node.comparators[0], env)
+        if left.least is not None and len(node.ops) == 1:
+            literal = _version_literal(node.comparators[0])
+            if literal is not None and isinstance(op, (ast.Lt, ast.LtE)):
+                below = literal <= left.least if isinstance(op, ast.Lt) else literal < left.least
+                if below:
+                    self.ruled_out.add(id(node))
+                    return Value.of(False)  # the assert already ruled it out
         if (
             isinstance(op, (ast.In, ast.NotIn))
             and left.const is not None
@@ -701,6 +726,32 @@ class _Shared:
 
 #: Lines with their ends, split where `ast.get_source_segment` splits (not at form feeds).
 _LINES = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+
+
+def _version_literal(node: ast.AST) -> tuple | None:
+    """`[1, 7]`, `(1, 7)`, `1`: a version as a tuple of ints, or None."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, int):
+        return (node.value,)
+    if isinstance(node, (ast.List, ast.Tuple)) and all(
+        isinstance(e, ast.Constant) and isinstance(e.value, int) and not isinstance(e.value, bool)
+        for e in node.elts
+    ):
+        return tuple(e.value for e in node.elts)
+    return None
+
+
+def _lower_bound(test: ast.AST) -> tuple[str, tuple] | None:
+    """`assert torch_ver >= [1, 8]` (or `>`): (name, bound)."""
+    if (
+        isinstance(test, ast.Compare)
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], (ast.GtE, ast.Gt))
+        and isinstance(test.left, ast.Name)
+    ):
+        literal = _version_literal(test.comparators[0])
+        if literal is not None:
+            return test.left.id, literal
+    return None
 
 
 def _is_env_get(p: _Pass, func: ast.AST, env: Env) -> bool:
@@ -983,11 +1034,11 @@ class Paths:
         if not self.rocm:
             return ""
         at = (line, self._ast_column(line, column))
-        if any(r.contains(*at) for r in self.cuda):
-            return ""
         hits = [r for r in self.rocm if r.contains(*at)]
         if not hits:
             return ""
+        if any(r.contains(*at) for r in self.cuda) and not any(RULED_OUT in r.reason for r in hits):
+            return ""  # dead for CUDA too: not a ROCm fact (unless an assert rules it out)
         outer = min(hits, key=lambda r: r.start)
         return outer.reason
 
@@ -1090,8 +1141,13 @@ def is_build_script(text: str) -> bool:
     return "cpp_extension" in text and ("setup(" in text or "Extension(" in text)
 
 
+_VERSION_ASSERT = re.compile(r"^\s*assert\s+\w+\s*>=?\s*[\[(\d]", re.M)
+
+
 def might_branch(text: str) -> bool:
-    return any(t in text for t in TOKENS)
+    return any(t in text for t in TOKENS) or (
+        "assert" in text and _VERSION_ASSERT.search(text) is not None
+    )
 
 
 def guard(diagnostics: list, text: str, path: str, index: ProjectIndex | None = None) -> list:
