@@ -148,3 +148,37 @@ def test_capability_gate_in_a_test_or_benchmark_is_info():
     assert _severities("device-capability-gate", "pkg/attn.py", "python", code) == [
         (2, Severity.WARNING)
     ]
+
+
+DEVICE_PASS = """__device__ float inv_sqrt(float x) {
+#ifdef __CUDA_ARCH__
+  return rsqrtf(x);
+#else
+  return 1.0f / sqrtf(x);
+#endif
+}
+__device__ void bump(int *counter) {
+#ifdef __CUDA_ARCH__
+  atomicAdd(counter, 1);
+#else
+  *counter += 1;
+#endif
+}
+__host__ __device__ void check(int n) {
+#ifdef __CUDA_ARCH__
+  assert(n > 0);
+#else
+  TORCH_CHECK(n > 0, "bad n");
+#endif
+}
+"""
+
+
+def test_device_pass_test_with_a_portable_else_is_info():
+    """HIP's device pass compiles the `#else`: portable math there is a note; an atomic the
+    `#else` drops, or host-only code in it, stays a warning."""
+    assert _severities("cuda-arch-macro", "k.cu", "cuda", DEVICE_PASS) == [
+        (2, Severity.INFO),
+        (9, Severity.WARNING),
+        (16, Severity.WARNING),
+    ]

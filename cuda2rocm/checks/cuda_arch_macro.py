@@ -12,12 +12,27 @@ the fix is not offered when the branch holds inline assembly). Architecture comp
 
 from __future__ import annotations
 
+import re
+
 from cuda2rocm.frontends import cpp
 from cuda2rocm.frontends.cpp import HIP_MACROS, CppRule, has_fallback
 from cuda2rocm.model import Severity
 
 ARCH = "__CUDA_ARCH__"
 HIP_DEVICE = "__HIP_DEVICE_COMPILE__"
+
+
+#: Host-only code in the `#else` of a device-pass test: what a HIP device pass rejects.
+_HOST_ONLY = re.compile(
+    r"\b(throw|try|catch|TORCH_CHECK\w*|TORCH_INTERNAL_ASSERT\w*|AT_ERROR|AT_ASSERT\w*"
+    r"|C10_THROW_ERROR|std::(?:cout|cerr|clog|string|vector|map|runtime_error|ostream|"
+    r"stringstream|ifstream|ofstream|thread|mutex)|fprintf|fopen|exit|abort)\b"
+)
+#: Device-side work a plain `#else` does not replace: atomics, barriers, warp exchange, asm.
+_DEVICE_ONLY = re.compile(
+    r"\b(atomic\w*|__sync\w*|__syncthreads\w*|__shfl\w*|__ballot\w*|__any\w*|__all\w*"
+    r"|__activemask|__threadfence\w*|asm|cooperative_groups|cg::\w+)\b"
+)
 
 
 class Rule(CppRule):
@@ -69,7 +84,16 @@ class Rule(CppRule):
             severity = None
             where = view.span(cond)
             other = self._other_branch_end(branch) if device_pass else None
-            if other is not None:
+            if other is not None and not self._host_only(branch):
+                # `#ifdef __CUDA_ARCH__ rsqrtf(x) #else 1.f / std::sqrt(x)` in a device
+                # function: HIP's device pass compiles the `#else`, which is portable here.
+                severity = Severity.INFO
+                message += (
+                    "; the HIP device pass compiles the `#else` branch instead, which holds no "
+                    "host-only code here (no exceptions, TORCH_CHECK or I/O): a performance "
+                    "or precision note, not a break"
+                )
+            elif other is not None:
                 where = (where[0], other)
                 message += (
                     "; the HIP device pass compiles the `#else` branch instead, so host-only "
@@ -110,6 +134,18 @@ class Rule(CppRule):
                 return []
             names.append(view.text(name))
         return names
+
+    def _host_only(self, branch) -> bool:
+        """Whether the `#else` side holds code a device pass cannot compile (exceptions,
+        torch's host checks, streams and host I/O, host containers: `_HOST_ONLY`), or the
+        device side does something the `#else` may not (atomics, barriers, warp exchange,
+        inline asm: `_DEVICE_ONLY`), so taking the `#else` on the device is not equivalent."""
+        alternative = branch.child_by_field_name("alternative")
+        if alternative is None or _HOST_ONLY.search(self.view.text(alternative)):
+            return True
+        view = self.view
+        device = view.source.text[view.char(branch.start_byte) : view.char(alternative.start_byte)]
+        return bool(_DEVICE_ONLY.search(device))
 
     def _other_branch_end(self, branch) -> int | None:
         """End of the `#else` branch of a device-pass test inside a device function: the code
