@@ -104,7 +104,7 @@ class Rule(CppRule):
         # prelude (hiprtc's builtin header; a JIT that writes the string to a file adds the
         # include it needs); a header whose every includer brought the runtime in first sees
         # it (context.runtime_provided): the file alone does not say the runtime is missing.
-        if not (view.torch_built or view.hipified or view.jit or view.runtime_first):
+        if not (view.torch_built or view.hipified or view.jit):
             self._implicit_runtime()
 
     def _project_header(self, inc: Include) -> bool:
@@ -280,14 +280,21 @@ class Rule(CppRule):
             if where is needs
             else f"`{view.text(where)}` comes from the runtime header, "
         )
-        self.report(
-            where,
+        message = (
             f"{what}which nvcc includes in every CUDA file and hipcc does not: include "
-            f"<{RUNTIME['hip']}> (or the compatibility header)",
-            fix,
-            severity=Severity.WARNING,
-            data={"cuda_name": view.text(where)},
+            f"<{RUNTIME['hip']}> (or the compatibility header)"
         )
+        severity = Severity.WARNING
+        if view.runtime_first:
+            # Every includer of the run brought the runtime in first (runtime_provided): the
+            # build compiles; the include only makes the header self-contained.
+            severity = Severity.INFO
+            message += (
+                "; every file of the run that includes this header brings the runtime in "
+                "first, so the build compiles as it is: the include makes the header "
+                "self-contained"
+            )
+        self.report(where, message, fix, severity=severity, data={"cuda_name": view.text(where)})
 
 
 def _first_keyword(root):
