@@ -138,6 +138,8 @@ def _python_and_build_context(linter: Linter, items: list[Found], have: dict[int
     linter.build_membership = membership(files, root)
     linter.build_membership.components += vendor_only.components(files, root)
     parts = [linter.python_index.digest, sorted(linter.build_membership.companions.items())]
+    if getattr(linter.build_membership, "flow", None) is not None:  # vendor selectors (CMake)
+        parts.append(linter.build_membership.flow.digest())
     parts += sorted(
         f"{c.root}|{c.reason}|{sorted(c.files)}" for c in linter.build_membership.components
     )

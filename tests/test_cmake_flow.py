@@ -189,9 +189,7 @@ SOURCES = {
 
 
 def test_sources_passed_only_under_a_cuda_only_keyword(tmp_path):
-    found = {
-        c.label: c for c in membership(_project(tmp_path, SOURCES), tmp_path).components
-    }
+    found = {c.label: c for c in membership(_project(tmp_path, SOURCES), tmp_path).components}
     # nv_only/ (recursive glob, headers beside it too) and extra/ (globbed only on CUDA);
     # not shared/ (also listed for every vendor), other/ (copied into another variable),
     # maybe/ (a keyword used on ROCm), common/.
@@ -229,3 +227,22 @@ def test_cli_reports_one_component_and_guards_the_findings(cli, tmp_path):
     assert any("common" in d["path"] and not d.get("guarded") for d in found)
     components = [d for d in found if d["rule"] == "cuda-only-component"]
     assert any("kernels/nv_only" in d["message"] for d in components)
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        "  add_library(${lib_NAME}_raw ${ARGN})\n",  # the raw arguments reach a target
+        "  foreach(kind NV_ONLY)\n    list(APPEND x ${lib_${kind}})\n  endforeach()\n",
+    ],
+)
+def test_arguments_read_another_way_keep_files_reported(tmp_path, extra):
+    helpers = HELPERS.replace("  add_library(${lib_NAME} ${${lib_NAME}_all})\n", extra)
+    files = _project(tmp_path, {**SOURCES, "cmake/Helpers.cmake": helpers})
+    assert [c.label for c in membership(files, tmp_path).components] == ["`kernels/extra`"]
+
+
+def test_a_macro_reading_the_keyword_keeps_files_reported(tmp_path):
+    helpers = HELPERS + "macro(peek)\n  add_library(peeked ${lib_NV_ONLY})\nendmacro()\n"
+    files = _project(tmp_path, {**SOURCES, "cmake/Helpers.cmake": helpers})
+    assert [c.label for c in membership(files, tmp_path).components] == ["`kernels/extra`"]

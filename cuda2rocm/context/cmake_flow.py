@@ -105,6 +105,11 @@ class Flow:
             return True
         return None if value in rocm_values else False
 
+    def digest(self) -> str:
+        """What the run's CMake facts are, for cache keys."""
+        selectors = sorted((n, sorted(v)) for n, v in self.selectors.items())
+        return repr((sorted(self.constants.items()), selectors))
+
     def truth(self, condition: str, atom: Callable[[str], bool | None], vendor: str) -> bool | None:
         """A condition's value in three-valued logic; `atom` gives a lone word's value."""
         try:
@@ -418,6 +423,14 @@ def _keyword_why(
 ) -> str:
     variable = f"{f.prefix}_{keyword}"
     why = ""
+    if not _plain_arguments(f) or any(
+        _refers(w, variable)
+        for m in functions.values()
+        if m.params[:1] == ["<macro>"]
+        for _, words, *_ in m.body
+        for w in words
+    ):
+        return ""  # its arguments reach code some other way, or a macro reads the variable
     for command, words, _line, rocm_why, cuda_why in f.body:
         refs = [w for w in words if _refers(w, variable)]
         if not refs:
@@ -440,6 +453,19 @@ def _keyword_why(
                     return ""
                 why = why or f"`{f.name}()` passes its `{keyword}` on: " + found[(command, current)]
     return why
+
+
+def _plain_arguments(f: _Function) -> bool:
+    """Whether `f` reads its arguments only through `cmake_parse_arguments`: no `${ARGN}` /
+    `${ARGV}` use elsewhere (which could pass the sources on whole) and no computed names
+    (`${args_${kind}}`)."""
+    for command, words, *_ in f.body:
+        if command in ("cmake_parse_arguments", "message"):
+            continue
+        for word in words:
+            if re.search(r"\$\{ARG[NV]\d*\}|\bARG[NV]\b", word) or f"{f.prefix}_${{" in word:
+                return False
+    return True
 
 
 def _include_bases(scripts: list[_Script]) -> dict[str, list[Path]]:
