@@ -246,3 +246,17 @@ def test_a_macro_reading_the_keyword_keeps_files_reported(tmp_path):
     helpers = HELPERS + "macro(peek)\n  add_library(peeked ${lib_NV_ONLY})\nendmacro()\n"
     files = _project(tmp_path, {**SOURCES, "cmake/Helpers.cmake": helpers})
     assert [c.label for c in membership(files, tmp_path).components] == ["`kernels/extra`"]
+
+
+def test_a_fatal_error_in_a_function_or_loop_body_ends_nothing(tmp_path):
+    for body in (
+        "function(check)\n{}endfunction()\n",
+        "foreach(x IN LISTS ITEMS)\n{}endforeach()\n",
+    ):
+        check = "if(NOT MY_FLAVOR STREQUAL FLAVOR_NV)\n  message(FATAL_ERROR no)\nendif()\n"
+        text = (
+            FATAL.replace("add_subdirectory(three)\n", body.format(check))
+            + "add_subdirectory(three)\n"
+        )
+        files = _project(tmp_path, {"CMakeLists.txt": text, "three/CMakeLists.txt": ""})
+        assert [c.root.name for c in membership(files, tmp_path).components] == []

@@ -497,7 +497,8 @@ def _included_from(folder: Path, sources: Iterable[Path]) -> bool:
 _COMMANDS = {
     "if", "elseif", "else", "endif", "add_subdirectory", "set", "unset", "option", "list",
     "add_library", "add_executable", "target_sources", "cuda_add_library", "cuda_add_executable",
-    "message",
+    "message", "function", "endfunction", "macro", "endmacro", "foreach", "endforeach",
+    "while", "endwhile",
 }  # fmt: skip
 _START = re.compile(r"^[ \t]*([A-Za-z_]\w*)[ \t]*\(", re.M)
 
@@ -640,6 +641,7 @@ def _cmake_pass(
     out = []
     regions: list[tuple[int, int, str]] = []
     ended: tuple[int, str] | None = None  # a FATAL_ERROR outside any uncertain branch
+    bodies = 0  # open function/macro/loop bodies: a FATAL_ERROR there may never run
 
     def close(frame: dict, line: int) -> None:
         if frame.get("dead") and line - 1 >= frame["start"]:
@@ -678,7 +680,17 @@ def _cmake_pass(
             frame["start"] = line + 1
         elif command == "endif" and stack:
             close(stack.pop(), line)
-        elif command == "message" and words and words[0].upper() == "FATAL_ERROR" and dead is None:
+        elif command in ("function", "macro", "foreach", "while"):
+            bodies += 1
+        elif command in ("endfunction", "endmacro", "endforeach", "endwhile"):
+            bodies = max(bodies - 1, 0)
+        elif (
+            command == "message"
+            and words
+            and words[0].upper() == "FATAL_ERROR"
+            and dead is None
+            and not bodies
+        ):
             # The innermost branch not known taken holds the rest of this configure.
             inner = len(stack)
             while inner and stack[inner - 1]["certain"]:
