@@ -260,3 +260,11 @@ def test_a_fatal_error_in_a_function_or_loop_body_ends_nothing(tmp_path):
         )
         files = _project(tmp_path, {"CMakeLists.txt": text, "three/CMakeLists.txt": ""})
         assert [c.root.name for c in membership(files, tmp_path).components] == []
+
+
+def test_a_helper_that_exports_its_arguments_is_no_printer(tmp_path):
+    helpers = HELPERS.replace(
+        '    message("${x}")\n', '    message("${x}")\n    set(printed ${ARGN} PARENT_SCOPE)\n'
+    )
+    files = _project(tmp_path, {**SOURCES, "cmake/Helpers.cmake": helpers})
+    assert [c.label for c in membership(files, tmp_path).components] == ["`kernels/extra`"]

@@ -28,6 +28,10 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from cuda2rocm.context.build import Component
 
 ROCM_VALUES = frozenset({"rocm", "hip"})
 LANGUAGE_NAMES = frozenset({"C", "CXX", "Fortran", "ASM", "OBJC", "OBJCXX", "ISPC", "Swift"})
@@ -329,7 +333,6 @@ def _split_functions(entries: list[Entry], display: str) -> tuple[list[Entry], l
         command, words = entry[0], entry[1]
         if command in ("function", "macro") and current is None and words:
             current = _Function(words[0].lower(), display, words[1:], [])
-            current.body = []
             if command == "macro":
                 current.prefix = None
                 current.params = ["<macro>", *words[1:]]
@@ -368,6 +371,7 @@ def _printers(functions: dict[str, _Function]) -> set[str]:
         if f.body
         and all(c in _PRINT_COMMANDS for c, *_ in f.body)
         and any(c == "message" for c, *_ in f.body)
+        and not any("PARENT_SCOPE" in w for _, words, *_ in f.body for w in words)
     }
 
 
@@ -515,7 +519,7 @@ def source_components(
     files: Iterable[tuple[Path, str, bytes]],
     companions: dict[str, bool] | None,
     flow: Flow,
-) -> list:
+) -> list[Component]:
     """CUDA-only components named through source variables and custom functions."""
     from cuda2rocm.context.build import _group
 
