@@ -144,6 +144,8 @@ def _python_and_build_context(linter: Linter, items: list[Found], have: dict[int
     parts = [linter.python_index.digest, sorted(linter.build_membership.companions.items())]
     # What CMake findings' guards read run-wide: NVIDIA-only options, every CMake file's uses.
     parts += [sorted(linter.build_membership.off.items()), linter.build_membership.cmake_texts]
+    if getattr(linter.build_membership, "flow", None) is not None:  # vendor selectors (CMake)
+        parts.append(linter.build_membership.flow.digest())
     parts += sorted(
         f"{c.root}|{c.reason}|{sorted(c.files)}|{sorted(c.helpers)}"
         for c in linter.build_membership.components

@@ -43,6 +43,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 
+from cuda2rocm.context.cmake_flow import Flow, build_flow, source_components
 from cuda2rocm.context.python_paths import CUDA, ROCM, ClassInfo, Helper, Paths, ProjectIndex
 
 SOURCE_SUFFIXES = (".cu", ".cuh", ".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".hip", ".inl")
@@ -102,11 +103,15 @@ class Membership:
     off: dict[str, str] = field(default_factory=dict)
     #: The run's CMake files (display, text without comments): where a variable is read.
     cmake_texts: list[tuple[str, str]] = field(default_factory=list)
+    #: Vendor selectors and constants of the run's CMake files (`cmake_flow`).
+    flow: Flow | None = None
 
     def cmake_reason(self, text: str) -> Callable[[int], str]:
         """For a CMake file: line -> why a ROCm configure never runs it ("" when it may): a
         dead branch, or a `set()` of a variable read only in dead branches (`_read_dead`)."""
-        regions = cmake_dead_lines(text, self.companions, self.off) if "if" in text else []
+        regions = (
+            cmake_dead_lines(text, self.companions, self.off, self.flow) if "if" in text else []
+        )
         code = re.sub(r"#[^\n]*", "", text)
         lines = code.splitlines()
 
@@ -135,7 +140,7 @@ class Membership:
                 hits = [h for h in hits if h != line]
             if not hits:
                 continue
-            regions = cmake_dead_lines(other, self.companions, self.off)
+            regions = cmake_dead_lines(other, self.companions, self.off, self.flow)
             for hit in hits:
                 why = next((w for s, e, w in regions if s <= hit <= e), "")
                 if not why:
@@ -624,13 +629,16 @@ def _included_from(folder: Path, sources: Iterable[Path]) -> bool:
 _COMMANDS = {
     "if", "elseif", "else", "endif", "add_subdirectory", "set", "unset", "option", "list",
     "add_library", "add_executable", "target_sources", "cuda_add_library", "cuda_add_executable",
+    "message", "function", "endfunction", "macro", "endmacro", "foreach", "endforeach",
+    "while", "endwhile",
 }  # fmt: skip
 _START = re.compile(r"^[ \t]*([A-Za-z_]\w*)[ \t]*\(", re.M)
 
 
-def _commands(text: str, wanted=_COMMANDS) -> Iterator[tuple[str, str, int]]:
-    """(command, arguments, line) of the commands of interest (`wanted`), arguments found by
-    matching parentheses (conditions nest them: `if((A OR B) AND NOT (C))`), quotes respected."""
+def _commands(text: str, wanted=_COMMANDS, every: bool = False) -> Iterator[tuple[str, str, int]]:
+    """(command, arguments, line) of the commands of interest (`wanted`; `every`: of all
+    commands), arguments found by matching parentheses (conditions nest them: `if((A OR B) AND
+    NOT (C))`), quotes respected."""
     position = 0
     while True:
         match = _START.search(text, position)
@@ -652,7 +660,7 @@ def _commands(text: str, wanted=_COMMANDS) -> Iterator[tuple[str, str, int]]:
                 depth -= 1
             i += 1
         name = match.group(1).lower()
-        if name in wanted:
+        if every or name in wanted:
             line = text.count("\n", 0, match.start(1)) + 1
             yield name, text[match.end() : i - 1], line
         position = i
@@ -705,9 +713,14 @@ def rocm_switch(name: str) -> bool:
 _NEGATIONS = frozenset({"NO", "NOT", "DISABLE", "DISABLED", "SKIP", "WITHOUT", "FOUND"})
 
 
-def _cmake_truth(condition: str, variables: dict[str, bool | None], vendor: str) -> bool | None:
-    """A condition's value: only `X`, `NOT X`, `${X}` for a variable whose value is known
-    (ROCm switches, the project's ROCm companions, ones set from them) are known."""
+def _cmake_truth(
+    condition: str, variables: dict[str, bool | None], vendor: str, flow: Flow | None = None
+) -> bool | None:
+    """A condition's value: `X`, `NOT X`, `${X}` for a variable whose value is known
+    (ROCm switches, the project's ROCm companions, ones set from them); with `flow`, also
+    vendor-selector tests combined with NOT/AND/OR (`cmake_flow`)."""
+    if flow is not None:
+        return flow.truth(condition, lambda w: _cmake_truth(w, variables, vendor), vendor)
     words = condition.replace("${", "").replace("}", "").split()
     negate = len(words) == 2 and words[0].upper() == "NOT"
     if negate:
@@ -767,10 +780,15 @@ def _cmake_pass(
     vendor: str,
     companions: dict[str, bool] | None = None,
     off: dict[str, str] | None = None,
+    flow: Flow | None = None,
+    every: bool = False,
 ) -> tuple[list[tuple[str, list[str], int, str | None]], list[tuple[int, int, str]]]:
-    """(command, arguments, line, why dead) for every command of interest, walking the
-    if/elseif/else chains with what `vendor`'s build knows; and the dead branches as
-    (first line, last line, why). `off`: options a ROCm build cannot turn on -> why."""
+    """(command, arguments, line, why dead) for every command, walking the if/elseif/else
+    chains with what `vendor`'s build knows; and the dead branches as (first line, last line,
+    why). `off`: options a ROCm build cannot turn on -> why; `flow`: the run's vendor selectors
+    (`cmake_flow`). A `message(FATAL_ERROR)` that `vendor`'s configure certainly reaches inside a
+    branch ends it: the rest of the innermost branch not known taken (or of the file) is dead.
+    (`every` is accepted for callers that ask for every command: every command is walked.)"""
     variables: dict[str, bool | None] = {v: vendor == ROCM for v in ROCM_VARIABLES}
     off = off if vendor == ROCM else None
     if vendor == ROCM and companions:
@@ -778,20 +796,28 @@ def _cmake_pass(
     if off:
         variables.update(dict.fromkeys(off, False))
     # One frame per open if(): whether a branch is known taken, whether one was unknown, and
-    # for the current branch: dead (never runs), maybe (may or may not run), why.
+    # for the current branch: dead (never runs), maybe (may or may not run), certain (known
+    # taken), fatal (why a FATAL_ERROR ended it, and from which line), why.
     stack: list[dict] = []
     out = []
     regions: list[tuple[int, int, str]] = []
+    ended: tuple[int, str] | None = None  # a FATAL_ERROR outside any uncertain branch
+    bodies = 0  # open function/macro/loop bodies: a FATAL_ERROR there may never run
 
     def close(frame: dict, line: int) -> None:
         if frame.get("dead") and line - 1 >= frame["start"]:
             regions.append((frame["start"], line - 1, frame["why"]))
+        if frame.get("fatal") and line - 1 > frame["fatal"][0]:
+            regions.append((frame["fatal"][0] + 1, line - 1, frame["fatal"][1]))
+        frame["fatal"] = None
 
     for command, argument, line in _commands(text, _EVERY):
         words = [w.strip('"') for w in argument.split()]
         dead = next((f["why"] for f in stack if f["dead"]), None)
+        dead = dead or next((f["fatal"][1] for f in stack if f.get("fatal")), None)
+        dead = dead or (ended[1] if ended else None)
         if command == "if" or (command == "elseif" and stack):
-            truth = _cmake_truth(argument.strip(), variables, vendor)
+            truth = _cmake_truth(argument.strip(), variables, vendor, flow)
             test = f"`{command}({' '.join(argument.split())})` (line {line})"
             name = argument.replace("${", "").replace("}", "").strip()
             if off and name in off and truth is False:
@@ -803,6 +829,7 @@ def _cmake_pass(
             frame = stack[-1]
             frame["dead"] = frame["taken"] or truth is False
             frame["maybe"] = not frame["taken"] and truth is None
+            frame["certain"] = not frame["taken"] and truth is True
             frame["taken"] = frame["taken"] or truth is True
             frame["unknown"] = frame["unknown"] or truth is None
             frame["why"] = test
@@ -812,10 +839,36 @@ def _cmake_pass(
             close(frame, line)
             frame["dead"] = frame["taken"]
             frame["maybe"] = not frame["taken"] and frame["unknown"]
+            frame["certain"] = not frame["taken"] and not frame["unknown"]
             frame["why"] = f"the `else()` of {frame['test']}"
             frame["start"] = line + 1
         elif command == "endif" and stack:
             close(stack.pop(), line)
+        elif command in ("function", "macro", "foreach", "while"):
+            bodies += 1
+        elif command in ("endfunction", "endmacro", "endforeach", "endwhile"):
+            bodies = max(bodies - 1, 0)
+        elif (
+            command == "message"
+            and words
+            and words[0].upper() == "FATAL_ERROR"
+            and dead is None
+            and not bodies
+        ):
+            # The innermost branch not known taken holds the rest of this configure.
+            inner = len(stack)
+            while inner and stack[inner - 1]["certain"]:
+                inner -= 1
+            if inner < len(stack):  # only inside a branch known taken: a configure test
+                who = "ROCm" if vendor == ROCM else "CUDA"
+                why = (
+                    f"{stack[-1]['why']}, which ends a {who} configure with "
+                    f"`message(FATAL_ERROR)` (line {line})"
+                )
+                for frame in stack[max(inner - 1, 0) :]:
+                    frame["fatal"] = (line, why)
+                if inner == 0:
+                    ended = (line, why)
         elif command in ("set", "unset", "option") and words and dead is None:
             name = words[0]
             if command == "option" and (
@@ -827,21 +880,31 @@ def _cmake_pass(
                 value = value if variables.get(name) == value else None
             variables[name] = value
         out.append((command, words, line, dead))
+    if ended is not None:
+        regions.append((ended[0] + 1, text.count("\n") + 1, ended[1]))
     return out, regions
 
 
 def cmake_dead_lines(
-    text: str, companions: dict[str, bool] | None = None, off: dict[str, str] | None = None
+    text: str,
+    companions: dict[str, bool] | None = None,
+    off: dict[str, str] | None = None,
+    flow: Flow | None = None,
 ) -> list[tuple[int, int, str]]:
     """Line ranges of a CMake file that a ROCm configure never runs and a CUDA one may:
     (first line, last line, why)."""
     text = re.sub(r"#[^\n]*", "", text)
-    _, rocm = _cmake_pass(text, ROCM, companions, off)
-    _, cuda = _cmake_pass(text, CUDA)
+    _, rocm = _cmake_pass(text, ROCM, companions, off=off, flow=flow)
+    _, cuda = _cmake_pass(text, CUDA, flow=flow)
     out = []
     for start, end, why in rocm:
         if not any(s <= start and end <= e for s, e, _ in cuda):
-            out.append((start, end, f"under {why}, which a ROCm configure never takes"))
+            why = (
+                f"after {why}"
+                if "FATAL_ERROR" in why
+                else f"under {why}, which a ROCm configure never takes"
+            )
+            out.append((start, end, why))
     return out
 
 
@@ -851,12 +914,16 @@ def cmake_components(
     text: str,
     companions: dict[str, bool] | None = None,
     off: dict[str, str] | None = None,
+    flow: Flow | None = None,
 ) -> list[Component]:
     """`add_subdirectory` folders and listed sources a ROCm build of this CMake file skips
     (and a CUDA build may not)."""
     base = path.resolve().parent
     text = re.sub(r"#[^\n]*", "", text)
-    rocm, cuda = _cmake_pass(text, ROCM, companions, off)[0], _cmake_pass(text, CUDA)[0]
+    rocm, cuda = (
+        _cmake_pass(text, ROCM, companions, off=off, flow=flow)[0],
+        _cmake_pass(text, CUDA, flow=flow)[0],
+    )
     dead_dirs: dict[Path, tuple[int, str, str]] = {}
     live_dirs: set[Path] = set()
     dead_files: dict[Path, str] = {}
@@ -926,6 +993,8 @@ def membership(
     from cuda2rocm.context import nvidia_options
 
     off = nvidia_options.options((p, d, data) for p, d, _, data in files)
+    cmake_files = [(p, d, data) for p, d, language, data in files if language == "cmake"]
+    flow = build_flow(data.decode("utf-8", "replace") for _, _, data in cmake_files)
     callers = CallSites((p, d) for p, _, language, d in files if language == "python")
     found: list[Component] = []
     deferred: list[Callable[[list[Component]], list[Component]]] = []
@@ -937,9 +1006,11 @@ def membership(
                 found += python_components(path, display, text, base, callers, deferred)
             elif language == "cmake" and (b"add_subdirectory" in data or off):
                 text = data.decode("utf-8", "replace")
-                found += cmake_components(path, display, text, known, off)
+                found += cmake_components(path, display, text, known, off, flow)
         except (RecursionError, OSError, ValueError):
             continue  # an unreadable build file: nothing is guarded by it
+    with contextlib.suppress(RecursionError, OSError, ValueError):
+        found += source_components(cmake_files, known, flow)
     components = list(found)
     for decide in deferred:  # helper modules: once every component of the run is known
         try:
@@ -953,7 +1024,7 @@ def membership(
         for _, display, language, data in files
         if language == "cmake"
     ]
-    return Membership(found, known, off, texts)
+    return Membership(found, known, off, texts, flow)
 
 
 def _included_headers(
