@@ -19,10 +19,13 @@ builtin that newer HIP has), missing rule (a CUDA name or header left unmapped) 
 
     python bench/real_builds.py --real /work/real --hipify-perl /tmp/hipify-perl \\
         --hipcub /work/real/hipCUB/hipcub/include --cublas /work/real/cublas-headers \\
-        --hipblas /work/real/hipBLAS-5.2.3/library/include
+        --hipblas /work/real/hipBLAS-5.2.3/library/include --rocthrust /work/real/rocThrust-5.3.3
 
 The folders can also come from CUDA2ROCM_REAL, HIPIFY_PERL, HIPCUB_INCLUDE, CUBLAS_INCLUDE,
-HIPBLAS_INCLUDE. hipBLAS (not packaged for this HIP) is read from the ROCm/hipBLAS repository at
+HIPBLAS_INCLUDE, ROCTHRUST_INCLUDE. rocThrust (not packaged for this HIP either; it keeps Thrust's
+`<thrust/...>` header names, so a port changes no include) is read from the ROCm/rocThrust
+repository at tag rocm-5.3.3 (the folder that holds `thrust/`), over the installed rocPRIM 5.3.3.
+hipBLAS (not packaged for this HIP) is read from the ROCm/hipBLAS repository at
 tag rocm-5.2.3 and laid out as that release installs it (`include/hipblas/hipblas.h`, beside the
 two headers its CMake generates, from the stub folder); its folder is also on the path, so the
 top-level `<hipblas.h>` hipify-perl writes is found too.
@@ -272,6 +275,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--hipcub", default=os.environ.get("HIPCUB_INCLUDE"))
     parser.add_argument("--cublas", default=os.environ.get("CUBLAS_INCLUDE"))
     parser.add_argument("--hipblas", default=os.environ.get("HIPBLAS_INCLUDE"))
+    parser.add_argument("--rocthrust", default=os.environ.get("ROCTHRUST_INCLUDE"))
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument(
         "--only",
@@ -350,7 +354,7 @@ def hipblas_layout(source: str, work: Path) -> list[str]:
 
 
 def _run_all(cases: list[Case], real: Path, work: Path, args) -> list[Result]:
-    libraries = [args.hipcub] if args.hipcub else []
+    libraries = [folder for folder in (args.hipcub, args.rocthrust) if folder]
     if args.hipblas:
         libraries += hipblas_layout(args.hipblas, work)
     variants = ["portable", "hip"] + (["hipify-perl"] if args.hipify_perl else []) + ["torch"]
