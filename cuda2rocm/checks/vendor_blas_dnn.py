@@ -38,6 +38,18 @@ LIBRARY_TYPES = re.compile(
 _LIBRARY_NAME = re.compile(r"(?:cublas|cudnn)[A-Z]|CUBLAS_|CUDNN_")
 
 
+#: Names the file defines itself (`#define CUBLAS_LOWP ...`, `void cublasCheck(...) {`): the
+#: project's, not the library's.
+_OWN_MACRO = re.compile(r"^[ \t]*#[ \t]*define[ \t]+((?:cublas|cudnn|CUBLAS_|CUDNN_)\w*)", re.M)
+_OWN_FUNCTION = re.compile(r"\b((?:cublas|cudnn)[A-Z]\w*)\s*\([^;{}()]*\)\s*\{")
+
+
+def _defined_here(text: str) -> set[str]:
+    if "cublas" not in text and "cudnn" not in text and "CUBLAS" not in text:
+        return set()
+    return set(_OWN_MACRO.findall(text)) | set(_OWN_FUNCTION.findall(text))
+
+
 class Rule(CppRule):
     def check(self) -> None:
         view = self.view
@@ -49,8 +61,11 @@ class Rule(CppRule):
                     "use ATen ops, or MIOpen (miopen/miopen.h) under USE_ROCM",
                 )
         uses: dict[str, list] = {}
+        own = _defined_here(view.source.text)
         for node in view.identifiers:
             name = view.text(node)
+            if name in own:
+                continue
             if node.type in ("identifier", "type_identifier") and (
                 _LIBRARY_NAME.match(name) or LIBRARY_TYPES.match(name)
             ):
