@@ -15,14 +15,19 @@ It prints pass counts per column and the first error of each failure, classed as
 (inline PTX, WMMA, 32-bit lane masks: what our lint reports as errors with no fix;
 `block_tile_memory`), HIP 5.2 limit (a header or
 builtin that newer HIP has), missing rule (a CUDA name or header left unmapped) or tool bug
-(anything else). Headers HIP 5.2 lacks come from bench/hip52_stubs/ (said so in the output).
+(anything else). A failure is "needs a human" when any file its errors point at (not only the
+first) holds such a construct: the port of that unit waits on a person whatever else is fixed.
+Headers HIP 5.2 lacks come from bench/hip52_stubs/ (said so in the output).
 
     python bench/real_builds.py --real /work/real --hipify-perl /tmp/hipify-perl \\
         --hipcub /work/real/hipCUB/hipcub/include --cublas /work/real/cublas-headers \\
-        --hipblas /work/real/hipBLAS-5.2.3/library/include
+        --hipblas /work/real/hipBLAS-5.2.3/library/include --rocthrust /work/real/rocThrust-5.3.3
 
 The folders can also come from CUDA2ROCM_REAL, HIPIFY_PERL, HIPCUB_INCLUDE, CUBLAS_INCLUDE,
-HIPBLAS_INCLUDE. hipBLAS (not packaged for this HIP) is read from the ROCm/hipBLAS repository at
+HIPBLAS_INCLUDE, ROCTHRUST_INCLUDE. rocThrust (not packaged for this HIP either; it keeps Thrust's
+`<thrust/...>` header names, so a port changes no include) is read from the ROCm/rocThrust
+repository at tag rocm-5.3.3 (the folder that holds `thrust/`), over the installed rocPRIM 5.3.3.
+hipBLAS (not packaged for this HIP) is read from the ROCm/hipBLAS repository at
 tag rocm-5.2.3 and laid out as that release installs it (`include/hipblas/hipblas.h`, beside the
 two headers its CMake generates, from the stub folder); its folder is also on the path, so the
 top-level `<hipblas.h>` hipify-perl writes is found too.
@@ -125,6 +130,8 @@ class Result:
     passed: dict[str, bool] = field(default_factory=dict)
     errors: dict[str, str] = field(default_factory=dict)
     classes: dict[str, str] = field(default_factory=dict)
+    #: Every error line of a failing column (its files are searched for human blockers).
+    all_errors: dict[str, list[str]] = field(default_factory=dict)
 
 
 # -- compilers ----------------------------------------------------------------------------------
@@ -151,7 +158,19 @@ def _run(cmd, env=None) -> subprocess.CompletedProcess:
         return subprocess.CompletedProcess(cmd, 124, "", "error: timed out after 600 s")
 
 
+_DIAGNOSTIC = re.compile(r": (?:fatal )?error: ")
+
+
+def error_lines(output: str, limit: int = 60) -> list[str]:
+    """The compiler's error diagnostics (`file:line:col: error: ...`), not source lines that
+    merely contain the word (a quoted `hipGetLastError(); // ... error state.`)."""
+    return [line.strip() for line in output.splitlines() if _DIAGNOSTIC.search(line)][:limit]
+
+
 def first_error(output: str) -> str:
+    found = error_lines(output, 1)
+    if found:
+        return found[0][:220]
     for line in output.splitlines():
         if "error" in line.lower():
             return line.strip()[:220]
@@ -214,19 +233,20 @@ _HIP52 = re.compile(
     # half-precision builtins HIP 5.2's hip_fp16.h / amd_warp_functions.h lack (__hmax; no
     # __half2 overload of the shuffles), which newer HIP has (ggml's own HIP path uses them)
     r"|undeclared identifier '__hmax'|no matching function for call to '__shfl"
-    # HIP 5.2's tile shuffles static_assert an integer or float type (vector types fail)
-    r"|amd_hip_cooperative_groups\.h:\d+:\d+: error: static assertion failed"
 )
 _MISSING = re.compile(
     r"undeclared identifier '(cu|CU|nv|__nv|curand|cublas|cusparse)\w*'|unknown type name "
     r"'(cu|CU|nv|__nv)\w*'|'(cub|cuda|cublas|curand|cusparse|thrust/system/cuda)[\w/]*(\.h|\.cuh)?'"
     r" file not found|no template named '\w+' in namespace 'cub'"
+    # every HIP's tile shuffles static_assert an integer or float (ROCm/clr 009b009 too): a
+    # rewrite the tool makes (cooperative-groups), not a HIP 5.2 limit
+    r"|Neither an integer or float type"
 )
 
 
 #: Constructs with no HIP form at all, whatever the version: a port redesigns the code (CUDA's
 #: scratch for tiles larger than a warp; HIP tiles never exceed a wavefront).
-_HUMAN = re.compile(r"block_tile_memory")
+_HUMAN = re.compile(r"block_tile_memory|Tiled partition with size > wavefront size")
 
 
 def classify(error: str, blockers: set[str]) -> str:
@@ -272,6 +292,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--hipcub", default=os.environ.get("HIPCUB_INCLUDE"))
     parser.add_argument("--cublas", default=os.environ.get("CUBLAS_INCLUDE"))
     parser.add_argument("--hipblas", default=os.environ.get("HIPBLAS_INCLUDE"))
+    parser.add_argument("--rocthrust", default=os.environ.get("ROCTHRUST_INCLUDE"))
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument(
         "--only",
@@ -350,7 +371,7 @@ def hipblas_layout(source: str, work: Path) -> list[str]:
 
 
 def _run_all(cases: list[Case], real: Path, work: Path, args) -> list[Result]:
-    libraries = [args.hipcub] if args.hipcub else []
+    libraries = [folder for folder in (args.hipcub, args.rocthrust) if folder]
     if args.hipblas:
         libraries += hipblas_layout(args.hipblas, work)
     variants = ["portable", "hip"] + (["hipify-perl"] if args.hipify_perl else []) + ["torch"]
@@ -402,12 +423,13 @@ def _run_all(cases: list[Case], real: Path, work: Path, args) -> list[Result]:
         result.passed[column] = proc.returncode == 0
         if proc.returncode != 0:
             result.errors[column] = first_error(proc.stderr + proc.stdout)
+            result.all_errors[column] = error_lines(proc.stderr + proc.stdout)
     for case, result in results.items():
         failing = [c for c in result.errors if c != "orig nvcc"]
         if failing:
             blockers = human_blockers(
                 trees[("portable", case.project)] / case.file,
-                [result.errors[c] for c in failing if c.startswith("portable")],
+                [e for c in failing if c.startswith("portable") for e in result.all_errors[c]],
             )
             for column in failing:
                 result.classes[column] = classify(result.errors[column], blockers)

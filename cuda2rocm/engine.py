@@ -165,6 +165,9 @@ class Linter:
         found = {m.decode() for m in pattern.findall(data)}
         if not found:
             return []
+        # The alternation reports the longest token at each place: `cublas` hides the `cu` it
+        # contains, so a token inside a found one was found too.
+        found |= {t for r in rules for t in r.tokens if any(t in f for f in found)}
         return [r for r in rules if not r.tokens or found.intersection(r.tokens)]
 
     # -- linting -----------------------------------------------------------------------------

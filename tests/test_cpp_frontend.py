@@ -137,6 +137,14 @@ def test_prefilter_skips_files_without_tokens():
     assert linter.applicable("cuda", b"int add(int a, int b) { return a + b; }\n") == []
 
 
+def test_prefilter_keeps_a_rule_whose_token_is_inside_a_longer_found_token():
+    """`cublas` (vendor-blas-dnn) contains hip-stream's `cu`: a file whose only `cu` is in
+    `cublasHandle_t` still runs hip-stream (the alternation reports only the longest)."""
+    linter = Linter(CPP_RULES)
+    rules = {r.id for r in linter.applicable("cuda", b"void f(cublasHandle_t h);\n")}
+    assert {"hip-stream", "vendor-blas-dnn"} <= rules
+
+
 def test_compat_header_maps_exactly_the_names_used():
     text = "#include <cuda_runtime.h>\nvoid f(cudaStream_t s) { cudaStreamSynchronize(s); }\n"
     used = compat_header.used_names(text)

@@ -314,3 +314,92 @@ def test_hipcc_builds_cooperative_groups_alone_after_the_portable_fix(tmp_path, 
     assert cli("fix", "--unsafe", "--exit-zero", str(tmp_path)).returncode == 0
     result = hipcc(tmp_path / "step.cu")
     assert result.returncode == 0, result.stderr
+
+
+# -- tile shuffles of non-arithmetic values (every HIP rejects them: static_assert) -------------
+TILE_SHUFFLE = """#include <cooperative_groups.h>
+namespace cg = cooperative_groups;
+
+struct pair4 {
+  uint4 lo, hi;
+};
+
+__global__ void swap_lanes(uint4* data, float* sums) {
+  cg::thread_block block = cg::this_thread_block();
+  auto tile = cg::tiled_partition<16>(block);
+  uint4 v = data[block.thread_rank()];
+  pair4 both = {v, v};
+  v = tile.shfl_xor(v, 1);
+  both.hi = tile.shfl_down(both.hi, 2);
+  float s = sums[block.thread_rank()];
+  s += tile.shfl_xor(s, 1);
+  data[block.thread_rank()] = v;
+  data[block.thread_rank() + 1] = both.hi;
+  sums[block.thread_rank()] = s;
+}
+"""
+
+
+@pytest.fixture
+def tile_shuffle(tmp_path, cli):
+    def _fixed(target: str) -> Path:
+        (tmp_path / target).mkdir()
+        path = tmp_path / target / "swap.cu"
+        path.write_text(TILE_SHUFFLE)
+        done = cli("fix", "--unsafe", "--exit-zero", "--target", target, str(path.parent))
+        assert done.returncode == 0, done.stdout + done.stderr
+        return path
+
+    return _fixed
+
+
+@pytest.mark.parametrize("target", ["portable", "hip"])
+def test_tile_shuffles_of_other_types_go_through_the_compat_header(tile_shuffle, target):
+    path = tile_shuffle(target)
+    text = path.read_text()
+    assert "v = cuda2rocm_tile_shfl_xor(tile, v, 1);" in text
+    assert "both.hi = cuda2rocm_tile_shfl_down(tile, both.hi, 2);" in text
+    assert "s += tile.shfl_xor(s, 1);" in text  # a float: HIP's member takes it
+    header = (path.parent / HEADER).read_text()
+    assert "cuda2rocm_tile_shfl" in header.split("\n", 3)[2]  # recorded on the names line
+    assert "cuda2rocm_tile_##NAME" in header
+
+
+def test_the_tile_shuffle_helper_is_only_in_headers_that_need_it(tmp_path, cli):
+    (tmp_path / "k.cu").write_text("#include <cuda_runtime.h>\nvoid f() { cudaFree(0); }\n")
+    assert cli("fix", "--unsafe", "--exit-zero", str(tmp_path)).returncode == 0
+    assert "cuda2rocm_tile_" not in (tmp_path / HEADER).read_text()
+
+
+@pytest.mark.parametrize(
+    ("value", "before", "kind"),
+    [
+        ("v", "uint4 v = data[0];", "other"),
+        ("both.hi", "pair4 both = {v, v};", "other"),
+        ("s", "const float s = 1;", "arithmetic"),
+        ("n", "void f(unsigned long long n) {", "arithmetic"),
+        ("3", "", "arithmetic"),
+        ("x", "auto x = d[0];", "unknown"),
+        ("x", "template <class T> __device__ T f(T x) {", "unknown"),
+        ("h", "__half h = a;", "other"),  # a class in HIP: its tile members reject it
+        ("y", "int x = 0;", "unknown"),
+        ("r", "return r;", "unknown"),
+    ],
+)
+def test_declared_type_of_a_shuffled_value(value, before, kind):
+    from cuda2rocm.checks.cooperative_groups import _declared_type
+
+    assert _declared_type(value, before) == kind
+
+
+@needs_hipcc
+@pytest.mark.parametrize("target", ["portable", "hip"])
+def test_hipcc_builds_tile_shuffles_of_vectors_after_the_fix(tile_shuffle, target):
+    result = hipcc(tile_shuffle(target))
+    assert result.returncode == 0, result.stderr
+
+
+@needs_nvcc
+def test_nvcc_builds_tile_shuffles_after_the_portable_fix(tile_shuffle):
+    result = nvcc(tile_shuffle("portable"))
+    assert result.returncode == 0, result.stderr

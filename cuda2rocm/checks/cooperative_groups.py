@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 
 from cuda2rocm.checks.warp_size_32 import number
-from cuda2rocm.compat_header import CG_REDUCE, HIP_CONDITION, POLYFILLS
+from cuda2rocm.compat_header import CG_REDUCE, HIP_CONDITION, POLYFILLS, TILE_SHFL_PREFIX
 from cuda2rocm.frontends.cpp import CppRule, Include, hip_excluded
 from cuda2rocm.model import Edit, Severity
 
@@ -83,6 +83,42 @@ _GROUP_TYPES = (
     "coalesced_threads",
     "this_grid",
 )
+#: Tile shuffle members, which HIP's thread_block_tile restricts to arithmetic values.
+TILE_SHUFFLES = frozenset({"shfl", "shfl_up", "shfl_down", "shfl_xor"})
+#: Declarations of a tile with a size known at compile time (`thread_block_tile<32> t`,
+#: `auto t = cg::tiled_partition<32>(block)`).
+_STATIC_TILE = re.compile(r"\b(?:thread_block_tile|tiled_partition)\s*<")
+#: Type words of values HIP's tile shuffles accept (std::is_integral / is_floating_point; not
+#: `__half`, a class in HIP).
+_ARITHMETIC_WORDS = frozenset(
+    [
+        "unsigned",
+        "signed",
+        "int",
+        "long",
+        "short",
+        "char",
+        "float",
+        "double",
+        "bool",
+        "size_t",
+        "ptrdiff_t",
+        "int8_t",
+        "int16_t",
+        "int32_t",
+        "int64_t",
+        "uint8_t",
+        "uint16_t",
+        "uint32_t",
+        "uint64_t",
+    ]
+)
+_QUALIFIERS = frozenset(
+    ["const", "volatile", "static", "register", "__shared__", "__device__", "constexpr"]
+)
+_NOT_TYPES = frozenset(
+    ["return", "else", "case", "do", "goto", "throw", "new", "delete", "sizeof", "typedef", "using"]
+)
 _TEMPLATE_DECL = re.compile(
     r"^\s*(?:\w+\s*::\s*)*thread_block_tile\s*<[^<>;]*>\s*[&*]?\s*(\w+)\s*="
 )
@@ -108,6 +144,8 @@ class Rule(CppRule):
                     self._polyfill_fix(inc) if fixable else None,
                 )
         groups: set[str] | None = None
+        tiles: set[str] | None = None
+        shuffles: list = []
         for node in view.identifiers:
             name = view.text(node)
             if name in GRID and _called(node):
@@ -138,6 +176,12 @@ class Rule(CppRule):
                     f"member named '{name}' in namespace 'cooperative_groups'\"); use "
                     f"{MISSING_FUNCTIONS[name]}",
                 )
+            elif name in TILE_SHUFFLES and node.type == "field_identifier":
+                if tiles is None:
+                    tiles = _static_tiles(view)
+                receiver = _receiver(view, node)
+                if receiver in tiles and (call := self._other_type_shuffle(node, name)):
+                    shuffles.append((node, name, receiver, call))
             elif name in MISSING_MEMBERS and node.type == "field_identifier":
                 if groups is None:
                     groups = _group_variables(view)
@@ -149,6 +193,55 @@ class Rule(CppRule):
                         f"(hipcc: \"no member named '{name}'\"); use {MISSING_MEMBERS[name]}",
                         self._meta_group_fix(node, name, receiver),
                     )
+
+        if shuffles:
+            self._report_shuffles(shuffles)
+
+    def _other_type_shuffle(self, node, name: str):
+        """The call `tile.NAME(value, n)` when `value`'s declared type is neither integral nor
+        floating point (HIP's member static_asserts one of those); None when it is, or unknown
+        (`auto`, a template parameter, not declared in the file before the call)."""
+        call = node.parent.parent if node.parent is not None else None
+        if call is None or call.type != "call_expression":
+            return None
+        args = call.child_by_field_name("arguments")
+        values = args.named_children if args is not None else []
+        if len(values) != 2:
+            return None
+        before = self.view.source.text[: call.start_byte]
+        kind = _declared_type(self.view.text(values[0]), before)
+        return call if kind == "other" else None
+
+    def _report_shuffles(self, shuffles) -> None:
+        """One finding for the file's tile shuffles of other types; the fix calls the
+        compatibility header's `cuda2rocm_tile_*` for each (both targets include it)."""
+        view = self.view
+        first, name, receiver, _ = shuffles[0]
+        edits = []
+        for _, member, tile, call in shuffles:
+            args = view.text(call.child_by_field_name("arguments"))[1:-1]
+            edits.append(
+                self.replace(call, f"{TILE_SHFL_PREFIX.replace('shfl', member)}({tile}, {args})")
+            )
+        fix = None
+        if not (view.torch_built or view.hipified):
+            compat = view.compat_include_edit(self.ctx)
+            if compat is not None or view.includes_header(self.ctx.compat_header):
+                fix = self.fix(
+                    compat,
+                    *edits,
+                    description="shuffle through the compatibility header's cuda2rocm_tile_*",
+                )
+        times = f" ({len(shuffles)} calls)" if len(shuffles) > 1 else ""
+        self.report(
+            first.parent,
+            f"`{receiver}.{name}(...)` shuffles a value that is neither an integer nor a "
+            f"floating-point type{times}: HIP's thread_block_tile shuffles static_assert one of "
+            'those ("Neither an integer or float type.", HIP 5.2 and later), CUDA\'s take any '
+            "trivially copyable type; shuffle it as 32-bit words",
+            fix,
+            severity=Severity.WARNING,
+        )
 
     def _provided(self) -> set[str]:
         """Algorithm headers whose API this file already gets for HIP: its include is skipped by
@@ -321,3 +414,49 @@ def _declared(view, node) -> list[str]:
         if decl is not None:
             found.append(view.text(decl))
     return found
+
+
+def _static_tiles(view) -> set[str]:
+    """Variables and parameters declared as tiles of a compile-time size."""
+    names: set[str] = set()
+    stack = [view.tree.root_node]
+    while stack:
+        node = stack.pop()
+        if node.type in ("comment", "string_literal", "raw_string_literal", "char_literal"):
+            continue
+        if node.type in ("declaration", "parameter_declaration"):
+            if _STATIC_TILE.search(view.text(node)):
+                names.update(_declared(view, node))
+        elif node.type == "expression_statement":
+            names.update(_TEMPLATE_DECL.findall(view.text(node)))
+        stack.extend(node.children)
+    return names
+
+
+def _declared_type(value: str, before: str) -> str:
+    """ "arithmetic", "other" or "unknown": the type of the variable `value` starts with, from
+    its last declaration in `before` (a literal number is arithmetic)."""
+    value = value.strip()
+    if re.fullmatch(r"[-+]?[\d.]+(?:[eE][-+]?\d+)?[uUlLfF]*", value):
+        return "arithmetic"
+    root = re.match(r"\w+", value)
+    if root is None:
+        return "unknown"
+    declarations = re.findall(
+        rf"((?:\b[A-Za-z_][\w:]*(?:\s*<[^<>;()]*>)?\s+)+)[&*\s]*\b{root[0]}\b\s*(?=[=;,)\[{{(])",
+        before,
+    )
+    for declaration in reversed(declarations):
+        words = [w for w in re.findall(r"[\w:]+(?:\s*<[^<>;()]*>)?", declaration) if w]
+        words = [w for w in words if w not in _QUALIFIERS]
+        if not words or words[-1] in _NOT_TYPES or words[0] in _NOT_TYPES:
+            continue
+        if all(w in _ARITHMETIC_WORDS for w in words):
+            return "arithmetic"
+        kind = words[-1].split("<")[0].split("::")[-1]
+        if kind == "auto" or re.search(
+            rf"template\s*<[^>]*\b(?:typename|class)\s+{kind}\b", before
+        ):
+            return "unknown"
+        return "other"
+    return "unknown"

@@ -1,4 +1,7 @@
-"""hip-stream: CUDA runtime and driver API names (streams, events, memory, errors, ...).
+"""hip-stream: CUDA runtime and driver API names (streams, events, memory, errors, ...), and the
+cuBLAS names hipBLAS spells `hipblas*` / `HIPBLAS_*` with the same arguments (handles, status
+and operation enums, real-valued BLAS calls: the rows of data/cuda_names.tsv declared in hipBLAS
+rocm-5.2.3's hipblas.h, see tools/gen_cuda_names.py).
 
 The name table (HIPIFY + torch's hipify, checked against the HIP headers) says whether HIP has
 each name. Names with no HIP counterpart are errors everywhere. Supported names are reported
@@ -15,6 +18,9 @@ import bisect
 from cuda2rocm import names
 from cuda2rocm.frontends.cpp import CppRule, live_first
 from cuda2rocm.model import Edit, Safety, Severity
+
+#: Where a mapped name lives, when not in the HIP runtime.
+_LIBRARY = {"blas": "hipBLAS"}
 
 
 class Rule(CppRule):
@@ -76,7 +82,8 @@ class Rule(CppRule):
         deprecated = " (deprecated)" if row.status == "deprecated" else ""
         self.report(
             span,
-            f"`{name}` is `{row.hip}`{deprecated} in HIP{times}, and this file is not built by "
+            f"`{name}` is `{row.hip}`{deprecated} in {_LIBRARY.get(row.library, 'HIP')}{times}, "
+            "and this file is not built by "
             "torch's cpp_extension (which would hipify it): map it for hipcc",
             fix,
             severity=Severity.WARNING,
