@@ -104,9 +104,15 @@ def _compile(cmd: list[str], env=None) -> tuple[bool, str]:
     return done.returncode == 0, (errors or [done.stderr.strip()[-200:]])[0][:220]
 
 
+#: nvcc flags every project here passes for its CUDA sources (flash-attention's setup.py,
+#: TransformerEngine's build_tools/pytorch.py, gsplat's build.py): without them their device code
+#: calling constexpr host functions (`std::get`, `std::max`) does not compile at all.
+NVCC_FLAGS = ("--expt-relaxed-constexpr", "--extended-lambda")
+
+
 def _nvcc(path: Path, includes: list[Path], std: str) -> tuple[bool, str]:
     # .cu files as CUDA; .cpp ones go to the host compiler, as torch's extension build does
-    language = ["-x", "cu"] if path.suffix == ".cu" else []
+    language = ["-x", "cu", *NVCC_FLAGS] if path.suffix == ".cu" else []
     cmd = ["nvcc", f"-std={std}", *language, "-c", str(path), "-o", os.devnull]
     dirs = [path.parent, *includes, NVCC_STUBS]
     return _compile(cmd + [f"-I{d}" for d in dirs if d.is_dir()])

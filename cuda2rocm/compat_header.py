@@ -23,10 +23,11 @@ tree never drops a mapping.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Iterable, Mapping
-from pathlib import PurePath, PurePosixPath
+from pathlib import Path, PurePath, PurePosixPath
 
 from cuda2rocm import names
 from cuda2rocm.frontends import cpp
@@ -73,21 +74,33 @@ typedef unsigned int cuda2rocm_lane_mask_t;
 // files to nvcc) has no `warpSize`, and a C file no templates.
 #if defined(__cplusplus) && (defined(__CUDACC__) || defined(__HIP__))
 #if CUDA2ROCM_HIP
+// HIP's shuffles take int, float, double and 64-bit integers only; CUDA's also take __half,
+// __half2 and bf16 (cuda_fp16.hpp). A shuffle moves bits, so every type travels as 32-bit
+// words (what HIP's own float and double overloads do), __half2 included.
+namespace cuda2rocm_detail {
+template <class T, class Shuffle> __device__ __forceinline__ T shfl_words(T v, Shuffle shfl) {
+  int words[(sizeof(T) + sizeof(int) - 1) / sizeof(int)] = {};
+  __builtin_memcpy(words, &v, sizeof(T));
+  for (unsigned i = 0; i < sizeof(words) / sizeof(int); ++i) words[i] = shfl(words[i]);
+  __builtin_memcpy(&v, words, sizeof(T));
+  return v;
+}
+}  // namespace cuda2rocm_detail
 template <class T> __device__ __forceinline__ T
 cuda2rocm_shfl_sync(cuda2rocm_lane_mask_t, T v, int src, int width = warpSize) {
-  return __shfl(v, src, width);
+  return cuda2rocm_detail::shfl_words(v, [=](int w) { return __shfl(w, src, width); });
 }
 template <class T> __device__ __forceinline__ T
 cuda2rocm_shfl_up_sync(cuda2rocm_lane_mask_t, T v, unsigned d, int width = warpSize) {
-  return __shfl_up(v, d, width);
+  return cuda2rocm_detail::shfl_words(v, [=](int w) { return __shfl_up(w, d, width); });
 }
 template <class T> __device__ __forceinline__ T
 cuda2rocm_shfl_down_sync(cuda2rocm_lane_mask_t, T v, unsigned d, int width = warpSize) {
-  return __shfl_down(v, d, width);
+  return cuda2rocm_detail::shfl_words(v, [=](int w) { return __shfl_down(w, d, width); });
 }
 template <class T> __device__ __forceinline__ T
 cuda2rocm_shfl_xor_sync(cuda2rocm_lane_mask_t, T v, int m, int width = warpSize) {
-  return __shfl_xor(v, m, width);
+  return cuda2rocm_detail::shfl_words(v, [=](int w) { return __shfl_xor(w, m, width); });
 }
 __device__ __forceinline__ cuda2rocm_lane_mask_t cuda2rocm_ballot_sync(cuda2rocm_lane_mask_t,
                                                                       int p) {
@@ -246,10 +259,57 @@ def may_include(path: str, text: str) -> bool:
     head = text[:2000]
     if any(marker in head for marker in cpp.GENERATED_MARKERS) or _GENERATED.search(head):
         return False
-    declared = (next(g for g in m.groups() if g) for m in _DECLARES.finditer(text))
-    if any(names.api_name(name) is not None for name in declared):
+    if declares_cuda_name(text):
         return False
     return _SYCL.search(text) is None
+
+
+def declares_cuda_name(text: str) -> bool:
+    """Whether the text declares a CUDA API name itself (`using cudaStream_t = ...`)."""
+    declared = (next(g for g in m.groups() if g) for m in _DECLARES.finditer(text))
+    return any(names.api_name(name) is not None for name in declared)
+
+
+_QUOTED_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"', re.M)
+
+
+@functools.lru_cache(maxsize=8192)
+def _header_facts(path: str) -> tuple[bool, tuple[str, ...]]:
+    """(declares a CUDA name, its quoted includes resolved next to it that exist) of a file."""
+    try:
+        text = Path(path).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False, ()
+    if GUARD in text:  # the compatibility header itself: its mappings are the point
+        return False, ()
+    folder = Path(path).parent
+    local = (folder / name for name in _QUOTED_INCLUDE.findall(text))
+    return declares_cuda_name(text), tuple(os.path.normpath(p) for p in local if p.is_file())
+
+
+def declaring_header(path: str, includes: Iterable[str], limit: int = 400) -> str | None:
+    """The first of `includes` (quoted include names of the file at `path`) that declares a CUDA
+    name itself, directly or through its own quoted includes (resolved next to each file, as
+    the compiler does first), else None.
+
+    A compatibility header included before such a header turns its `using cudaStream_t =
+    CUstream_st *;` into `using hipStream_t = ...` under hipcc: a typedef redefinition
+    (gsplat's lidar_kernel_backward.cu, reproduced with hipcc 5.2)."""
+    folder = Path(path).parent
+    for name in includes:
+        start = os.path.normpath(folder / name)
+        seen: set[str] = set()
+        todo = [start]
+        while todo and len(seen) < limit:
+            current = todo.pop()
+            if current in seen or not os.path.isfile(current):
+                continue
+            seen.add(current)
+            declares, local = _header_facts(current)
+            if declares:
+                return name
+            todo.extend(local)
+    return None
 
 
 def render(used: set[str]) -> str:

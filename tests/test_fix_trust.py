@@ -217,3 +217,57 @@ def test_compat_header_fix_still_offered_in_ordinary_files():
     text = "#include <cuda_runtime.h>\n" + WARP_KERNEL
     outcome = _fix(text, "k.cu")
     assert '#include "cuda2rocm_compat.h"' in outcome.fixed
+
+
+# -- the compatibility header before a project header that declares a CUDA name --------------
+PARAMS_H = (
+    "#pragma once\nstruct CUstream_st;\nusing cudaStream_t = CUstream_st *;\n"
+    "void launch(cudaStream_t s);\n"
+)
+MASK_KERNEL = """
+__global__ void k(float* o) {
+  unsigned int mask = 0xFFFFFFFFu;
+  float v = o[threadIdx.x];
+  for (int d = 16; d > 0; d >>= 1) v += __shfl_xor_sync(mask, v, d);
+  o[threadIdx.x] = v;
+}
+"""
+
+
+def _fix_file(path, unsafe: bool = True):
+    source = SourceFile(str(path), "cuda", path.read_text(encoding="utf-8"))
+    return fix_source(source, LINTER.lint_source, unsafe, LINTER.syntax_error)
+
+
+def test_no_compat_header_before_a_header_that_declares_a_cuda_name(tmp_path):
+    """gsplat's lidar_kernel_backward.cu: the header went first, so under hipcc its
+    `#define cudaStream_t hipStream_t` turned lidar_params.h's alias into a redefinition of
+    HIP's typedef (hipcc 5.2: "typedef redefinition with different types")."""
+    (tmp_path / "params.h").write_text(PARAMS_H, encoding="utf-8")
+    (tmp_path / "kernel.cuh").write_text('#pragma once\n#include "params.h"\n', encoding="utf-8")
+    unit = tmp_path / "k.cu"
+    unit.write_text('#include "kernel.cuh"\n' + MASK_KERNEL, encoding="utf-8")
+    outcome = _fix_file(unit)
+    assert "cuda2rocm" not in outcome.fixed  # no header, and no name that needs it
+    found = [d for d in outcome.remaining if d.rule == "warp-mask-32bit"]
+    assert found and all(d.fix is None for d in found)
+
+
+def test_compat_header_after_a_declaring_header_is_still_offered(tmp_path):
+    """The replaced runtime include comes after the declaring header: its alias is declared
+    before the mapping exists, so nothing is redeclared."""
+    (tmp_path / "params.h").write_text(PARAMS_H, encoding="utf-8")
+    unit = tmp_path / "k.cu"
+    unit.write_text('#include "params.h"\n#include <cuda_runtime.h>\n' + MASK_KERNEL)
+    outcome = _fix_file(unit)
+    assert '#include "params.h"\n#include "cuda2rocm_compat.h"\n' in outcome.fixed
+    assert "cuda2rocm_shfl_xor_sync" in outcome.fixed
+
+
+def test_no_compat_name_in_a_file_that_declares_a_cuda_name_itself(tmp_path):
+    """The header may not go into such a file; a fix that writes `CUDA2ROCM_*` without it
+    would not compile on either vendor."""
+    unit = tmp_path / "k.cuh"
+    unit.write_text(PARAMS_H + MASK_KERNEL, encoding="utf-8")
+    outcome = _fix_file(unit)
+    assert "cuda2rocm" not in outcome.fixed.lower()

@@ -33,6 +33,17 @@ MASK_SOURCES = frozenset(
     {"__ballot_sync", "__activemask", "cuda2rocm_ballot_sync", "cuda2rocm_activemask"}
 )
 FULL = "CUDA2ROCM_FULL_MASK"
+#: Votes over the whole wavefront (ballot, any/all, the active mask): in a function built on
+#: 32-lane warps the two halves of a 64-lane wavefront are two warps, and a wavefront-wide vote
+#: mixes them (gsplat's merge-path search: two warps, one per diagonal, each counting its 32
+#: probes with `__popc(ballot)` and testing `n_true == 32`).
+_WAVE_VOTES = MASK_SOURCES | {"__any_sync", "__all_sync"}
+_HALVES = (
+    "votes over a warp, and AMD masks are 64-bit; no automatic fix: this function treats warps "
+    "as 32 lanes (`& 31`, `>> 5`, `== 32`), and on a 64-lane wavefront one vote spans two of "
+    "them (a 64-bit mask mixes their lanes, a 32-bit one gives the upper warp the lower one's): "
+    "port by hand, e.g. shift the wavefront's mask by `threadIdx.x & 32`"
+)
 #: Shuffles that move values between lanes by index or distance (xor stays within its group).
 _LANE_MOVES = frozenset({"__shfl_sync", "__shfl_up_sync", "__shfl_down_sync"})
 MASK_TYPE = "cuda2rocm_lane_mask_t"
@@ -97,6 +108,9 @@ class Rule(CppRule):
     def _sync(self, call, name: str) -> None:
         view = self.view
         func = call.child_by_field_name("function")
+        if name in _WAVE_VOTES and self._thirty_two_lane_warps(call):
+            self.report(call, f"`{name}` {_HALVES}")
+            return
         if name in MASK_SOURCES and not self._mask_kept_whole(call):
             self.report(
                 call,
@@ -281,6 +295,9 @@ class Rule(CppRule):
         )
         if not is_mask:
             return
+        if self._thirty_two_lane_warps(call):
+            self.report(call, f"`{name}` of a lane mask {_HALVES}")
+            return
         self._report(
             call,
             f"`{name}` of a lane mask counts only 32 lanes; a 64-lane mask needs the 64-bit "
@@ -306,6 +323,9 @@ class Rule(CppRule):
         self.masks.add(name)
         type_text = view.text(type_node)
         if not _THIRTY_TWO_BIT.match(type_text):
+            return
+        if from_ballot and self._thirty_two_lane_warps(node):
+            self.report(type_node, f"`{type_text} {name}` holds a mask that {_HALVES}")
             return
         if from_ballot and not self._uses_stay_masks(target):
             self.report(

@@ -371,11 +371,16 @@ class Rule(CppRule):
         """Fixes come per function, all or none: a function that still spells the warp size
         somewhere this rule does not rewrite (`kThreads / 32` sizing a per-warp array, a
         `(n + 31) >> 5` bitset index) would mix 64-lane and 32-lane arithmetic on ROCm (e.g.
-        rows of a per-warp array never written), so its findings get no fix."""
+        rows of a per-warp array never written), so its findings get no fix. Nor does a
+        function that takes a warp or lane index as a parameter: its callers split the threads
+        (TransformerEngine's `reduce_max(m, warpid)`, `warpid = threadIdx.x / 32` elsewhere),
+        and a 64-lane leader test here would leave every odd warp's slot unwritten."""
         pending = self.__dict__.get("pending", [])
         flagged = [(n.start_byte, n.end_byte) for n, _, _ in pending]
 
         def clean(function) -> bool:
+            if _takes_warp_index(self.view, function):
+                return False
             return not any(
                 number(self.view, n) in (31, 32)
                 and not any(a <= n.start_byte < b for a, b in flagged)
@@ -410,9 +415,12 @@ class Rule(CppRule):
                 fixable = constants.get(name, False) if name is not None else False
             else:
                 fixable = fixable_fn.get(key(function), False)
-            self._emit(node, what, replacement if fixable else None)
+            why = "this function spells 32 or 31 elsewhere too"
+            if function is not None and _takes_warp_index(self.view, function):
+                why = "this function takes a warp or lane index its callers compute"
+            self._emit(node, what, replacement if fixable else None, why)
 
-    def _emit(self, node, what: str, replacement: str | None) -> None:
+    def _emit(self, node, what: str, replacement: str | None, why: str = "") -> None:
         hint = (
             "C10_WARP_SIZE (device) / at::cuda::warp_size() (host), or "
             if self.view.torch_built
@@ -429,7 +437,7 @@ class Rule(CppRule):
             node,
             f"{what} assumes a 32-lane warp; AMD CDNA GPUs (MI100-MI300) run 64-lane wavefronts; "
             f"use {hint}{WARP}"
-            + ("" if fix else " (no automatic fix: this function spells 32 or 31 elsewhere too)"),
+            + ("" if fix else f" (no automatic fix: {why or 'see the rule text'})"),
             fix,
         )
 
@@ -477,6 +485,21 @@ def _defined_name(view: CppView, node) -> str | None:
             name = parent.child_by_field_name("name")
             return view.text(name) if name is not None else None
     return None
+
+
+def _takes_warp_index(view: CppView, function) -> bool:
+    """Whether a parameter of `function` is named as a warp or lane index (`int warpid`)."""
+    declarator = function.child_by_field_name("declarator")
+    while declarator is not None and declarator.type != "function_declarator":
+        declarator = declarator.child_by_field_name("declarator")
+    params = declarator.child_by_field_name("parameters") if declarator is not None else None
+    for param in params.named_children if params is not None else ():
+        inner = param.child_by_field_name("declarator")
+        while inner is not None and inner.type != "identifier":
+            inner = inner.child_by_field_name("declarator")
+        if inner is not None and _LANE_NAME.match(view.text(inner)):
+            return True
+    return False
 
 
 def _names(view: CppView, function) -> set[str]:

@@ -169,6 +169,7 @@ class CppView:
                 self._bytes_at.append(m.end() + extra)
                 self._extra.append(extra)
         self._compat_edits: dict[CppContext, Edit | None] = {}
+        self._compat_refusals: dict[CppContext, str] = {}
 
     # -- offsets -------------------------------------------------------------------------------
     def char(self, byte_offset: int) -> int:
@@ -239,13 +240,34 @@ class CppView:
             self._compat_edits[ctx] = self._compat_include_edit(ctx)
         return self._compat_edits[ctx]
 
+    def compat_refused(self, ctx: CppContext) -> str:
+        """Why fixes may not add the compatibility header to this file ("" when they may, or
+        when it is in already): a fix that writes a `cuda2rocm_` name needs it, so it gets
+        no fix where this is set."""
+        self.compat_include_edit(ctx)
+        return self._compat_refusals.get(ctx, "")
+
     def _compat_include_edit(self, ctx: CppContext) -> Edit | None:
-        from cuda2rocm.compat_header import may_include
+        from cuda2rocm.compat_header import declaring_header, may_include
 
         if self.includes_header(ctx.compat_header):
             return None
-        if not may_include(self.source.path, self.source.text):
+        if self.no_compat_header or not may_include(self.source.path, self.source.text):
+            self._compat_refusals[ctx] = self.no_compat_header or (
+                "the file is generated, SYCL code, or declares a CUDA name itself"
+            )
             return None
+        edit = self._compat_edit_at(ctx)
+        # The header's `#define cudaStream_t hipStream_t` must not precede a project header
+        # that declares the name itself (it would redeclare HIP's type under hipcc).
+        after = [i.name for i in self.includes if not i.system and i.start >= edit.start]
+        found = declaring_header(self.source.path, after)
+        if found is not None:
+            self._compat_refusals[ctx] = f'"{found}" declares a CUDA name itself'
+            return None
+        return edit
+
+    def _compat_edit_at(self, ctx: CppContext) -> Edit:
         directive = f'#include "{ctx.compat_header}"'
         top = [inc for inc in self.includes if inc.top_level]
         for inc in top if ctx.target == "portable" else ():
@@ -377,9 +399,9 @@ class CppRule:
         self, *edits: Edit | None, description: str = "", safety: Safety | None = None
     ) -> Fix | None:
         """The fix of `edits`; None when it needs the compatibility header (its edits write a
-        `cuda2rocm_` name) in a file that must not get it (`CppView.no_compat_header`)."""
-        if self.view.no_compat_header and any(
-            e is not None and "cuda2rocm" in e.replacement.lower() for e in edits
+        `cuda2rocm_` name) in a file that must not get it (`CppView.compat_refused`)."""
+        if any(e is not None and "cuda2rocm" in e.replacement.lower() for e in edits) and (
+            self.view.no_compat_header or self.view.compat_refused(self.ctx)
         ):
             return None
         if safety is None:
