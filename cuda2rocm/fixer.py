@@ -285,17 +285,28 @@ def _fix_one(linter, work) -> tuple[FixOutcome | None, str | None]:
 
 def _existing_headers(users: list[str], name: str) -> list[Path]:
     """Compatibility headers already on disk: in the users' common folder and its parents (up
-    to a repository root), and where the users' own includes point."""
+    to a repository root; none above the folder when no repository holds it), and where the
+    users' own includes point."""
     import os
     import re
 
     found: list[Path] = []
     folder = Path(os.path.commonpath([os.path.abspath(os.path.dirname(u) or ".") for u in users]))
+    above: list[tuple[Path, bool]] = []
+    rooted = False
+    tree = True  # still inside the contiguous source tree around the fixed files
     for directory in (folder, *folder.parents):
+        tree = tree and (directory == folder or _holds_sources(directory, name))
         if (directory / name).is_file():
-            found.append(directory / name)
+            above.append((directory / name, tree))
         if (directory / ".git").exists():
+            rooted = True
             break
+    # Up to the repository root; with no repository around the fixed files, only up through
+    # folders that hold sources or build files themselves (a stray header in a folder of
+    # unrelated checkouts is not this project's). A header a previous run wrote elsewhere is
+    # still found through the includes it left (below).
+    found += [h for h, inside in above if rooted or inside]
     pattern = re.compile(rf'#\s*include\s*"((?:[^"\n]*/)?{re.escape(name)})"')
     for user in users:
         try:
@@ -307,6 +318,22 @@ def _existing_headers(users: list[str], name: str) -> list[Path]:
             if target.is_file() and target not in found:
                 found.append(target)
     return [Path(os.path.relpath(f)) if not os.path.isabs(users[0]) else f.resolve() for f in found]
+
+
+_BUILD_FILES = ("setup.py", "pyproject.toml", "setup.cfg", "CMakeLists.txt")
+
+
+def _holds_sources(directory: Path, header: str) -> bool:
+    """Whether `directory` itself holds C/C++ sources (besides a compatibility header) or a
+    build file: a folder of the project, not one that only collects checkouts."""
+    try:
+        return any(
+            (e.suffix in _CPP_SUFFIXES and e.name != header) or e.name in _BUILD_FILES
+            for e in directory.iterdir()
+            if e.is_file()
+        )
+    except OSError:
+        return False
 
 
 def _relink_bytes(outcome: FixOutcome, relinked: str) -> bytes:

@@ -52,3 +52,14 @@ def test_target_from_config(cli, tmp_path):
     (tree / "cuda2rocm.toml").write_text('target = "hip"\nunsafe-fixes = true\n')
     assert cli("fix", "--exit-zero", str(tree)).returncode == 0
     assert "hipStream_t" in (tree / "stream_event.cu").read_text()
+
+
+def test_a_stray_header_outside_the_source_tree_is_not_reused(cli, tmp_path):
+    """No repository around the project: a compatibility header in a folder that only collects
+    checkouts (no sources of its own) is not this project's; the fix writes its own."""
+    (tmp_path / "cuda2rocm_compat.h").write_text("// left over from another run\n")
+    tree = _copy(tmp_path)
+    cli("fix", "--unsafe", "--exit-zero", str(tree))
+    assert (tree / "cuda2rocm_compat.h").is_file()
+    stream = (tree / "stream_event.cu").read_text()
+    assert '#include "cuda2rocm_compat.h"' in stream and "../cuda2rocm_compat.h" not in stream
