@@ -214,38 +214,21 @@ def fix_paths(
     change, atomically, from this process.
 
     With `cache` (lint's result cache), a file whose cached findings have no fix to apply is
-    not parsed again. `progress(done, total)` counts the bytes of the files parsed."""
-    from cuda2rocm import runner
+    not parsed again, and a file's fix outcome is kept (under its cache digest): on a tree
+    unchanged since the last lint or fix (warm.Snapshot), nothing is parsed and the project
+    facts are not derived again. `progress(done, total)` counts the bytes of the files parsed."""
     from cuda2rocm.discover import Problem, discover
 
     report = FixReport()
     problems: list[Problem] = []
     items = list(discover(paths, exclude=exclude, problems=problems, **discovery))
-    read = []
-    for index, item in enumerate(items):
-        data, (early, _) = linter.read(item)
-        if data is None:
-            report.errors += [(d.path, d.message) for d in early]
-        else:
-            read.append((index, item, data))
-    runner.prepare(linter, items, read)  # never fix code ROCm does not build or run
-    work = [
-        (item, data, unsafe)
-        for _, item, data in read
-        if linter.wants(item.language, data)
-        and not runner.nothing_to_fix(linter, cache, item, data, unsafe)
-    ]
+    outcomes = None
+    if cache is not None:
+        outcomes = _fixes_from_snapshot(linter, cache, items, unsafe)
+    if outcomes is None:
+        outcomes = _fix_items(linter, items, report, unsafe, jobs, cache, progress)
     targets: list[tuple] = []
-    done, total = 0, sum(len(w[1]) for w in work)
-
-    def advance(n: int) -> None:
-        nonlocal done
-        done += n
-        if progress:
-            progress(done, total)
-
-    results = runner.map_files(linter, _fix_one, work, jobs, advance, weight=lambda w: len(w[1]))
-    for (item, _, _), (outcome, error) in zip(work, results, strict=True):
+    for item, (outcome, error) in outcomes:
         if error:
             report.errors.append((item.display, error))
             continue
@@ -268,11 +251,123 @@ def fix_paths(
     return report
 
 
+def _fix_items(linter, items, report: FixReport, unsafe: bool, jobs: int, cache, progress):
+    """(item, (outcome, error)) of every file with something to fix: read all, derive the
+    project facts, fix in parallel what neither cache answers."""
+    from cuda2rocm import runner
+
+    read = []
+    for index, item in enumerate(items):
+        data, (early, _) = linter.read(item)
+        if data is None:
+            report.errors += [(d.path, d.message) for d in early]
+        else:
+            read.append((index, item, data))
+    runner.prepare(linter, items, read)  # never fix code ROCm does not build or run
+    kept = _fix_cache(cache)
+    work, known = [], []
+    for _, item, data in read:
+        if not linter.wants(item.language, data):
+            continue
+        digest = runner.file_digest(linter, item, data) if cache is not None else None
+        if runner.nothing_to_fix(linter, cache, item, data, unsafe, digest):
+            continue
+        outcome = _kept_outcome(kept, item, data, digest, unsafe)
+        if outcome is not None:
+            known.append((item, outcome))
+        else:
+            work.append((item, data, unsafe, digest))
+    done, total = 0, sum(len(w[1]) for w in work)
+
+    def advance(n: int) -> None:
+        nonlocal done
+        done += n
+        if progress:
+            progress(done, total)
+
+    results = runner.map_files(linter, _fix_one, work, jobs, advance, weight=lambda w: len(w[1]))
+    if kept is not None:
+        for (item, _, _, digest), (outcome, error) in zip(work, results, strict=True):
+            if outcome is not None and error is None:
+                kept.put_raw(item.display, f"{digest}|{unsafe}", _outcome_json(outcome))
+        kept.save()
+    fixed = [(w[0], r) for w, r in zip(work, results, strict=True)] + known
+    order = {item.display: k for k, item in enumerate(items)}
+    return sorted(fixed, key=lambda pair: order[pair[0].display])
+
+
+def _fix_cache(cache):
+    """Fix outcomes kept beside lint's result cache, under the same fingerprint."""
+    from cuda2rocm.cache import Cache
+
+    return Cache(cache.directory, cache.key, kind="fixes") if cache is not None else None
+
+
+def _outcome_json(outcome: FixOutcome) -> dict:
+    return {
+        "fixed": outcome.fixed if outcome.fixed != outcome.original else None,
+        "applied": [d.to_json() for d in outcome.applied],
+        "remaining": [d.to_json() for d in outcome.remaining],
+        "refused": outcome.refused,
+    }
+
+
+def _kept_outcome(kept, item, data: bytes, digest: str | None, unsafe: bool):
+    """The kept fix outcome of these bytes, rebuilt without parsing, or None."""
+    from cuda2rocm import sources
+
+    value = kept.get_raw(item.display, f"{digest}|{unsafe}") if kept is not None else None
+    if not isinstance(value, dict) or digest is None:
+        return None
+    try:
+        text, encoding, bom = sources.decode(data, item.display, item.language)
+        source = SourceFile(item.display, item.language, text, encoding, bom)
+        fixed = text if value["fixed"] is None else str(value["fixed"])
+        outcome = FixOutcome(
+            item.display,
+            text,
+            fixed,
+            applied=[Diagnostic.from_json(d) for d in value["applied"]],
+            remaining=[Diagnostic.from_json(d) for d in value["remaining"]],
+            refused=value["refused"],
+        )
+        outcome.encoded = source.encode(fixed)
+    except (sources.SourceError, KeyError, TypeError, ValueError, UnicodeError):
+        return None
+    return outcome, None
+
+
+def _fixes_from_snapshot(linter, cache, items, unsafe: bool):
+    """On a tree unchanged since the last lint or fix (warm.Snapshot), the outcome of every
+    file with something to fix from the kept outcomes, reading only those files; None when
+    the tree changed or some outcome is not kept."""
+    from cuda2rocm import runner, warm
+
+    snapshot = warm.Snapshot(cache, items)
+    if not snapshot.unchanged():
+        return None
+    kept = _fix_cache(cache)
+    out = []
+    for item in items:
+        digest = snapshot.digest(item.display)
+        if digest is None or runner.nothing_to_fix(linter, cache, item, None, unsafe, digest):
+            continue  # not linted (the prefilter) or nothing to fix
+        try:
+            data = item.path.read_bytes()
+        except OSError:
+            return None
+        outcome = _kept_outcome(kept, item, data, digest, unsafe)
+        if outcome is None:
+            return None
+        out.append((item, outcome))
+    return out
+
+
 def _fix_one(linter, work) -> tuple[FixOutcome | None, str | None]:
     """Fix one file's bytes; runs in a worker process (module-level so it can be sent)."""
     from cuda2rocm import sources
 
-    item, data, unsafe = work
+    item, data, unsafe = work[:3]
     try:
         text, encoding, bom = sources.decode(data, item.display, item.language)
     except sources.SourceError as exc:

@@ -7,12 +7,14 @@ prints exactly what a serial one does.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
+from cuda2rocm import warm
 from cuda2rocm.build_context import hipified_dirs, torch_built_dirs
 from cuda2rocm.cache import Cache, content_hash
 from cuda2rocm.discover import Found, Problem, discover
@@ -93,13 +95,22 @@ def file_digest(linter: Linter, item: Found, data: bytes) -> str:
 
 
 def nothing_to_fix(
-    linter: Linter, cache: Cache | None, item: Found, data: bytes, unsafe: bool
+    linter: Linter,
+    cache: Cache | None,
+    item: Found,
+    data: bytes | None,
+    unsafe: bool,
+    digest: str | None = None,
 ) -> bool:
     """Whether the cache already shows that `fix` would change nothing in this file (its
-    cached findings have no applicable fix): then `fix` need not parse it again."""
+    cached findings have no applicable fix): then `fix` need not parse it again. `digest`:
+    the file's cache key when known (then `data` is not needed)."""
     if cache is None:
         return False
-    found = cache.get(item.display, file_digest(linter, item, data))
+    if digest is None:
+        assert data is not None
+        digest = file_digest(linter, item, data)
+    found = cache.get(item.display, digest)
     if found is None:
         return False
     return not any(
@@ -215,17 +226,24 @@ def _is_build_file(item: Found) -> bool:
     return name.endswith((".py", ".cmake")) or name == "CMakeLists.txt"
 
 
-def prepare(linter: Linter, items: list[Found], read: list[tuple[int, Found, bytes]]) -> str:
+def prepare(
+    linter: Linter,
+    items: list[Found],
+    read: list[tuple[int, Found, bytes]],
+    have: dict[int, bytes] | None = None,
+) -> str:
     """Facts about the whole tree that per-file linting needs, computed once per run in this
     process (lint and fix alike): the folders torch's extension build hipifies, the project's
     own macros (header #defines, build -D flags) for the preprocessor model, its Python flags
     and build membership. Returns the digest of the Python/build context for cache keys (the
-    macros' digest is added to C++ files' keys only)."""
+    macros' digest is added to C++ files' keys only). `have` (index -> bytes), when given, is
+    filled with every file read here."""
     from cuda2rocm.context import build_defines
     from cuda2rocm.context.project_macros import ProjectMacros
     from cuda2rocm.context.python_hipify import python_hipified_dirs
 
-    have = {index: data for index, _, data in read}
+    have = {} if have is None else have
+    have.update({index: data for index, _, data in read})
     python = [(i.path, d) for i, d in _contents(items, have, lambda i: i.language == "python")]
     linter.torch_built_dirs = torch_built_dirs(python)
     texts = {
@@ -260,26 +278,64 @@ def run(
     progress: Callable[[int, int], None] | None = None,
     **discovery,
 ) -> LintResult:
-    result = LintResult()
     problems: list[Problem] = []
     items = list(discover(paths, exclude=exclude, problems=problems, **discovery))
+    snapshot = warm.Snapshot(cache, items) if cache is not None else None
+    result = None
+    if snapshot is not None and snapshot.unchanged():
+        result = snapshot.lint_result()  # an unchanged tree: nothing read, nothing derived
+        if result is not None:
+            assert cache is not None
+            cache.hits += sum(1 for r in snapshot.previous.values() if r[3])  # files linted
+            if progress:
+                progress(0, 0)
+    if result is None:
+        result = _run(linter, items, jobs, cache, progress, snapshot)
+    for problem in problems:
+        result.diagnostics.append(_general("read-error", problem.display, problem.message))
+    result.diagnostics.sort(key=lambda d: d.sort_key)
+    return result
+
+
+def _run(
+    linter: Linter,
+    items: list[Found],
+    jobs: int,
+    cache: Cache | None,
+    progress: Callable[[int, int], None] | None,
+    snapshot: warm.Snapshot | None,
+) -> LintResult:
+    """The full run: read, derive the project facts, prefilter, lint what the cache lacks."""
+    result = LintResult()
     result.files = len(items)
     read: list[tuple[int, Found, bytes]] = []
+    errors: set[int] = set()
     per_file: list[list] = [[] for _ in items]
     for index, item in enumerate(items):
         data, (early, notice) = linter.read(item)
         if data is None:
             per_file[index] = early
+            if early:
+                errors.add(index)
             if notice:
                 result.notices.append(notice)
         else:
             read.append((index, item, data))
-    prepare(linter, items, read)
+    have: dict[int, bytes] = {}
+    watch = warm.watching_reads() if snapshot is not None else contextlib.nullcontext(set())
+    with watch as outside:
+        prepare(linter, items, read, have)
     pending: list[tuple[int, Found, bytes, str | None]] = []
+    verdicts: dict[int, tuple[bool, str | None]] = {}
     for index, item, data in read:
-        if not linter.wants(item.language, data):
+        wanted = snapshot.wants(item.display, data) if snapshot is not None else None
+        if wanted is None:
+            wanted = linter.wants(item.language, data)
+        if not wanted:
+            verdicts[index] = (False, None)
             continue
         digest = file_digest(linter, item, data) if cache is not None else None
+        verdicts[index] = (True, digest)
         cached = cache.get(item.display, digest) if cache is not None else None
         if cached is not None:
             per_file[index] = cached
@@ -313,8 +369,11 @@ def run(
             else:
                 (result.guarded if d.guarded else result.diagnostics).append(d)
     result.diagnostics += _component_summaries(linter, result.guarded)
-    for problem in problems:
-        result.diagnostics.append(_general("read-error", problem.display, problem.message))
     result.diagnostics.sort(key=lambda d: d.sort_key)
     result.guarded.sort(key=lambda d: d.sort_key)
+    if snapshot is not None:
+        for index, item in enumerate(items):
+            wanted, digest = verdicts.get(index, (None, None))
+            snapshot.record(item, have.get(index), wanted, digest, error=index in errors)
+        snapshot.save(result, outside)
     return result
