@@ -150,6 +150,26 @@ def test_one_changed_file_is_the_only_one_parsed(write, tmp_path, counted):
     assert changed == _lint(tmp_path, "--no-cache")
 
 
+def test_a_new_word_in_one_python_file_keeps_the_others_cached(write, tmp_path, counted):
+    """The project's Python index records names used without a `def` in the same file (a
+    function of that name may be called from there); only those that some file defines go
+    into every Python file's cache key, so a comment does not invalidate the whole tree."""
+    _tree(lambda name, text: write(f"t/{name}", text))
+    _lint(tmp_path)
+    with (tmp_path / "t/pkg/more.py").open("a") as fh:
+        fh.write("# zebra_quagga_word\n")
+    counted["reset"]()
+    changed = _lint(tmp_path)
+    assert counted["lint_source"] == ["more.py"]
+    assert changed == _lint(tmp_path, "--no-cache")
+    # A word that names a function defined in the project does change every key.
+    with (tmp_path / "t/pkg/more.py").open("a") as fh:
+        fh.write("print(f)\n")  # plain.py defines f
+    counted["reset"]()
+    _lint(tmp_path)
+    assert {"fixable.py", "report_only.py", "more.py"} <= set(counted["lint_source"])
+
+
 @pytest.mark.parametrize(
     "garbage", ["{not json", '{"format": 1, "key": 5}', "[]", '{"format": 1, "files": {"a": 3}}']
 )
