@@ -224,7 +224,7 @@ def fix_paths(
     items = list(discover(paths, exclude=exclude, problems=problems, **discovery))
     outcomes = None
     if cache is not None:
-        outcomes = _fixes_from_snapshot(linter, cache, items, unsafe)
+        outcomes = _fixes_from_snapshot(linter, cache, items, unsafe, jobs, progress)
     if outcomes is None:
         outcomes = _fix_items(linter, items, report, unsafe, jobs, cache, progress)
     targets: list[tuple] = []
@@ -277,21 +277,7 @@ def _fix_items(linter, items, report: FixReport, unsafe: bool, jobs: int, cache,
             known.append((item, outcome))
         else:
             work.append((item, data, unsafe, digest))
-    done, total = 0, sum(len(w[1]) for w in work)
-
-    def advance(n: int) -> None:
-        nonlocal done
-        done += n
-        if progress:
-            progress(done, total)
-
-    results = runner.map_files(linter, _fix_one, work, jobs, advance, weight=lambda w: len(w[1]))
-    if kept is not None:
-        for (item, _, _, digest), (outcome, error) in zip(work, results, strict=True):
-            if outcome is not None and error is None:
-                kept.put_raw(item.display, f"{digest}|{unsafe}", _outcome_json(outcome))
-        kept.save()
-    fixed = [(w[0], r) for w, r in zip(work, results, strict=True)] + known
+    fixed = _fix_work(linter, work, kept, unsafe, jobs, progress) + known
     order = {item.display: k for k, item in enumerate(items)}
     return sorted(fixed, key=lambda pair: order[pair[0].display])
 
@@ -337,17 +323,18 @@ def _kept_outcome(kept, item, data: bytes, digest: str | None, unsafe: bool):
     return outcome, None
 
 
-def _fixes_from_snapshot(linter, cache, items, unsafe: bool):
+def _fixes_from_snapshot(linter, cache, items, unsafe: bool, jobs: int, progress):
     """On a tree unchanged since the last lint or fix (warm.Snapshot), the outcome of every
-    file with something to fix from the kept outcomes, reading only those files; None when
-    the tree changed or some outcome is not kept."""
+    file with something to fix: kept outcomes, else fixed now with the recorded project facts
+    (only those files are read and parsed). None when the tree changed or the facts cannot be
+    restored: then the full path."""
     from cuda2rocm import runner, warm
 
     snapshot = warm.Snapshot(cache, items)
     if not snapshot.unchanged():
         return None
     kept = _fix_cache(cache)
-    out = []
+    out, work = [], []
     for item in items:
         digest = snapshot.digest(item.display)
         if digest is None or runner.nothing_to_fix(linter, cache, item, None, unsafe, digest):
@@ -357,10 +344,38 @@ def _fixes_from_snapshot(linter, cache, items, unsafe: bool):
         except OSError:
             return None
         outcome = _kept_outcome(kept, item, data, digest, unsafe)
-        if outcome is None:
+        if outcome is not None:
+            out.append((item, outcome))
+        else:
+            work.append((item, data, unsafe, digest))
+    if work:
+        if not warm.restore_facts(snapshot, linter):
             return None
-        out.append((item, outcome))
+        out += _fix_work(linter, work, kept, unsafe, jobs, progress)
+        order = {item.display: k for k, item in enumerate(items)}
+        out.sort(key=lambda pair: order[pair[0].display])
     return out
+
+
+def _fix_work(linter, work: list, kept, unsafe: bool, jobs: int, progress) -> list:
+    """Fix `work` ((item, bytes, unsafe, digest)) in parallel; keep the outcomes."""
+    from cuda2rocm import runner
+
+    done, total = 0, sum(len(w[1]) for w in work)
+
+    def advance(n: int) -> None:
+        nonlocal done
+        done += n
+        if progress:
+            progress(done, total)
+
+    results = runner.map_files(linter, _fix_one, work, jobs, advance, weight=lambda w: len(w[1]))
+    if kept is not None:
+        for (item, _, _, digest), (outcome, error) in zip(work, results, strict=True):
+            if outcome is not None and error is None:
+                kept.put_raw(item.display, f"{digest}|{unsafe}", _outcome_json(outcome))
+        kept.save()
+    return [(w[0], r) for w, r in zip(work, results, strict=True)]
 
 
 def _fix_one(linter, work) -> tuple[FixOutcome | None, str | None]:

@@ -375,5 +375,6 @@ def _run(
         for index, item in enumerate(items):
             wanted, digest = verdicts.get(index, (None, None))
             snapshot.record(item, have.get(index), wanted, digest, error=index in errors)
+        warm.save_facts(snapshot, linter)
         snapshot.save(result, outside)
     return result

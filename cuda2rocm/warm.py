@@ -21,6 +21,7 @@ import contextlib
 import hashlib
 import json
 import os
+import pickle
 import sys
 import tempfile
 import time
@@ -65,6 +66,10 @@ class Snapshot:
         #: Paths outside the list that the project facts read: path -> [size, mtime_ns] or None
         self.outside: dict[str, list | None] = {}
         self.result: dict | None = None
+        #: The token of the facts kept beside the loaded snapshot (None: none kept).
+        self.recorded_facts: str | None = None
+        #: The token of the facts this run keeps (`save_facts`).
+        self.facts_token: str | None = None
         self._load()
         #: This run's records, written by `save`.
         self.records: dict[str, list] = {}
@@ -94,6 +99,8 @@ class Snapshot:
         self.previous = files
         if document.get("ident") == self.ident:
             self.outside, self.result = outside, result
+            facts = document.get("facts")
+            self.recorded_facts = facts if isinstance(facts, str) else None
 
     # -- reading the snapshot ------------------------------------------------------------------
     def _same(self, item: Found) -> bool:
@@ -215,6 +222,7 @@ class Snapshot:
             "ident": self.ident,
             "files": self.records,
             "outside": recorded,
+            "facts": self.facts_token,
             "result": {
                 "diagnostics": [d.to_json() for d in result.diagnostics],
                 "guarded": [d.to_json() for d in result.guarded],
@@ -248,6 +256,79 @@ def _prune(directory: Path) -> None:
     for _, path in sorted(snapshots, reverse=True)[KEEP:]:
         with contextlib.suppress(OSError):
             path.unlink()
+
+
+# -- the project facts themselves ----------------------------------------------------------
+#: What `runner.prepare` sets on the linter.
+FACTS = (
+    "torch_built_dirs",
+    "hipified_dirs",
+    "project_macros",
+    "python_index",
+    "build_membership",
+    "context_key",
+)
+
+
+class _FactsUnpickler(pickle.Unpickler):
+    """Only the context model's own classes and paths: a cache folder is a file in the user's
+    tree, and unpickling anything else could run code from it."""
+
+    def find_class(self, module: str, name: str):
+        if module == "pathlib" and name in ("PosixPath", "WindowsPath", "PurePosixPath", "Path"):
+            return super().find_class(module, name)
+        if module.startswith("cuda2rocm.context.") and not name.startswith("_"):
+            found = super().find_class(module, name)
+            if isinstance(found, type) and found.__module__ == module:
+                return found
+        raise pickle.UnpicklingError(f"not a context-model class: {module}.{name}")
+
+
+def _facts_file(snapshot: Snapshot) -> Path:
+    return snapshot.file.with_name(snapshot.file.stem.replace("tree-", "facts-", 1) + ".pickle")
+
+
+def save_facts(snapshot: Snapshot, linter) -> None:
+    """Keep the project facts of this run beside its snapshot (`restore_facts` reads them
+    back only while the snapshot says the tree is unchanged)."""
+    snapshot.facts_token = f"{snapshot.started_ns}-{os.getpid()}"
+    tmp = None
+    try:
+        data = pickle.dumps(
+            (snapshot.facts_token, [getattr(linter, n) for n in FACTS]),
+            protocol=pickle.HIGHEST_PROTOCOL,
+        )
+        snapshot.directory.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=snapshot.directory, prefix=".facts-", suffix=".tmp")
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, _facts_file(snapshot))
+        tmp = None
+    except (OSError, pickle.PicklingError, TypeError, AttributeError, RecursionError):
+        snapshot.facts_token = None
+    finally:
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+
+
+def restore_facts(snapshot: Snapshot, linter) -> bool:
+    """Set the recorded project facts on `linter` instead of deriving them again; False when
+    they cannot be read back or do not belong to the snapshot."""
+    if not snapshot.recorded_facts:
+        return False
+    try:
+        with open(_facts_file(snapshot), "rb") as fh:
+            token, values = _FactsUnpickler(fh).load()
+    except Exception:  # any unreadable or refused file: derive the facts again
+        return False
+    if token != snapshot.recorded_facts or not isinstance(values, list):
+        return False
+    if len(values) != len(FACTS):
+        return False
+    for name, value in zip(FACTS, values, strict=True):
+        setattr(linter, name, value)
+    return True
 
 
 # -- what the project facts read -------------------------------------------------------------

@@ -206,8 +206,10 @@ def test_fix_check_after_lint_parses_only_fixable_files_then_nothing(write, tmp_
     counted["reset"]()
     first = _cli("fix", "--check", "--show-fixes", *args)
     assert first.exit_code == 1, first.output
-    # report_only.py has findings but nothing to fix, plain.py none: neither is parsed
+    # report_only.py has findings but nothing to fix, plain.py none: neither is parsed; the
+    # project facts are those the lint kept, not derived again
     assert set(counted["lint_source"]) == {"fixable.py", "more.py"}
+    assert counted["prepare"] == counted["read"] == 0
     counted["reset"]()
     second = _cli("fix", "--check", "--show-fixes", *args)
     assert second.exit_code == 1 and second.output == first.output
@@ -256,3 +258,27 @@ def test_files_outside_the_list_that_the_facts_read_are_watched(write, tmp_path)
     assert warm.Snapshot(cache, items).unchanged()
     helper.write_text("set(X 22)\n")
     assert not warm.Snapshot(cache, items).unchanged()
+
+
+@pytest.mark.parametrize("kind", ["garbage", "foreign-class"])
+def test_kept_facts_that_cannot_be_trusted_are_derived_again(write, tmp_path, counted, kind):
+    """The facts file is unpickled with only the context model's classes allowed: anything
+    else (here a pickle that would call os.system) is refused, and the facts derived anew."""
+    import pickle
+
+    _tree(lambda name, text: write(f"t/{name}", text))
+    args = ["--cache-dir", str(tmp_path / "cache"), "-j", "1", str(tmp_path / "t")]
+    _lint(tmp_path)
+    expected = _cli("fix", "--diff", "--no-cache", "-j", "1", str(tmp_path / "t")).output
+    (facts,) = sorted((tmp_path / "cache").glob("facts-*.pickle"))
+    marker = tmp_path / "pwned"
+
+    class Evil:
+        def __reduce__(self):
+            return (os.system, (f"touch {marker}",))
+
+    token = pickle.loads(facts.read_bytes())[0]
+    facts.write_bytes(b"\x80\x05junk" if kind == "garbage" else pickle.dumps((token, [Evil()])))
+    counted["reset"]()
+    assert _cli("fix", "--diff", *args).output == expected
+    assert counted["prepare"] == 1 and not marker.exists()
