@@ -38,7 +38,7 @@ FORMAT = 1
 #: size or mtime changing (coarse file-system clocks): it is hashed next time, not trusted.
 RACY_NS = 2_000_000_000
 #: Snapshots kept per cache folder (one per list of files: a whole tree, a pre-commit subset).
-KEEP = 16
+KEEP = 32
 
 
 def _stat(path: Path | str) -> tuple[int, int] | None:
@@ -248,7 +248,7 @@ class Snapshot:
 
 
 def _prune(directory: Path) -> None:
-    """Keep the `KEEP` most recently written snapshots."""
+    """Keep the `KEEP` most recently written snapshots, and the facts of those only."""
     snapshots = []
     for path in directory.glob("tree-*.json"):
         with contextlib.suppress(OSError):
@@ -256,6 +256,11 @@ def _prune(directory: Path) -> None:
     for _, path in sorted(snapshots, reverse=True)[KEEP:]:
         with contextlib.suppress(OSError):
             path.unlink()
+    for facts in directory.glob("facts-*.pickle"):
+        tree = facts.with_name(facts.name.replace("facts-", "tree-", 1)).with_suffix(".json")
+        if not tree.exists():
+            with contextlib.suppress(OSError):
+                facts.unlink()
 
 
 # -- the project facts themselves ----------------------------------------------------------

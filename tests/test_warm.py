@@ -282,3 +282,16 @@ def test_kept_facts_that_cannot_be_trusted_are_derived_again(write, tmp_path, co
     counted["reset"]()
     assert _cli("fix", "--diff", *args).output == expected
     assert counted["prepare"] == 1 and not marker.exists()
+
+
+def test_old_snapshots_and_their_facts_are_pruned(write, tmp_path, monkeypatch):
+    from cuda2rocm import warm
+
+    monkeypatch.setattr(warm, "KEEP", 2)
+    for k in range(4):  # four lists of files: four snapshots written, two kept
+        write(f"t/pkg/extra_{k}.py", REPORT_ONLY)
+        _lint(tmp_path)
+    trees = _snapshots(tmp_path)
+    facts = sorted((tmp_path / "cache").glob("facts-*.pickle"))
+    assert len(trees) == 2 and len(facts) == 2
+    assert {t.stem[5:] for t in trees} == {f.stem[6:] for f in facts}
