@@ -127,7 +127,9 @@ def _lint_one(linter: Linter, work: tuple[int, Found, bytes, str | None]) -> lis
     return linter.lint_data(item, data)
 
 
-def _python_and_build_context(linter: Linter, items: list[Found], have: dict[int, bytes]) -> str:
+def _python_and_build_context(
+    linter: Linter, items: list[Found], have: dict[int, bytes], memo: warm.FactsMemo
+) -> str:
     """The project's Python flags and build membership, built once; the digest goes into every
     file's cache key, since it changes what is guarded."""
     import hashlib
@@ -140,12 +142,18 @@ def _python_and_build_context(linter: Linter, items: list[Found], have: dict[int
         (item.path, item.display, item.language, data)
         for item, data in _contents(items, have, lambda i: i.language in ("python", "cmake"))
     ]
-    linter.python_index = ProjectIndex.build((p, d) for p, _, lang, d in files if lang == "python")
     root = None
     if items:
         root = Path(os.path.commonpath([str(i.path.resolve().parent) for i in items]))
-    linter.build_membership = membership(files, root)
-    linter.build_membership.components += vendor_only.components(files, root)
+
+    def derive():
+        index = ProjectIndex.build((p, d) for p, _, lang, d in files if lang == "python")
+        members = membership(files, root)
+        members.components += vendor_only.components(files, root)
+        return index, members
+
+    inputs = [str(root), [(str(p), shown, lang, content_hash(d)) for p, shown, lang, d in files]]
+    linter.python_index, linter.build_membership = memo.call("python-and-build", inputs, derive)
     parts = [linter.python_index.digest, sorted(linter.build_membership.companions.items())]
     parts += sorted(
         f"{c.root}|{c.reason}|{sorted(c.files)}" for c in linter.build_membership.components
@@ -231,17 +239,19 @@ def prepare(
     items: list[Found],
     read: list[tuple[int, Found, bytes]],
     have: dict[int, bytes] | None = None,
+    memo: warm.FactsMemo | None = None,
 ) -> str:
     """Facts about the whole tree that per-file linting needs, computed once per run in this
     process (lint and fix alike): the folders torch's extension build hipifies, the project's
     own macros (header #defines, build -D flags) for the preprocessor model, its Python flags
     and build membership. Returns the digest of the Python/build context for cache keys (the
     macros' digest is added to C++ files' keys only). `have` (index -> bytes), when given, is
-    filled with every file read here."""
+    filled with every file read here; `memo` keeps the expensive parts across runs."""
     from cuda2rocm.context import build_defines
     from cuda2rocm.context.project_macros import ProjectMacros
     from cuda2rocm.context.python_hipify import python_hipified_dirs
 
+    memo = memo or warm.FactsMemo()
     have = {} if have is None else have
     have.update({index: data for index, _, data in read})
     python = [(i.path, d) for i, d in _contents(items, have, lambda i: i.language == "python")]
@@ -262,10 +272,21 @@ def prepare(
         or b"definitions" in data
         or b"ROCM" in data.upper()
     ]
-    linter.project_macros = ProjectMacros.build(
-        texts, build_defines.index(builds), linter.torch_built_for
+    inputs = [
+        [
+            (item.display, content_hash(have[index]))
+            for index, item in enumerate(items)
+            if item.language == "cuda" and index in have
+        ],
+        [(str(p), shown, content_hash(d)) for p, shown, d in builds],
+        sorted(str(d) for d in linter.torch_built_dirs),
+    ]
+    linter.project_macros = memo.call(
+        "project-macros",
+        inputs,
+        lambda: ProjectMacros.build(texts, build_defines.index(builds), linter.torch_built_for),
     )
-    linter.context_key = _python_and_build_context(linter, items, have)
+    linter.context_key = _python_and_build_context(linter, items, have, memo)
     return linter.context_key
 
 
@@ -323,8 +344,9 @@ def _run(
             read.append((index, item, data))
     have: dict[int, bytes] = {}
     watch = warm.watching_reads() if snapshot is not None else contextlib.nullcontext(set())
+    memo = warm.FactsMemo(snapshot) if snapshot is not None else None
     with watch as outside:
-        prepare(linter, items, read, have)
+        prepare(linter, items, read, have, memo)
     pending: list[tuple[int, Found, bytes, str | None]] = []
     verdicts: dict[int, tuple[bool, str | None]] = {}
     for index, item, data in read:
@@ -375,6 +397,6 @@ def _run(
         for index, item in enumerate(items):
             wanted, digest = verdicts.get(index, (None, None))
             snapshot.record(item, have.get(index), wanted, digest, error=index in errors)
-        warm.save_facts(snapshot, linter)
+        warm.save_facts(snapshot, linter, memo)
         snapshot.save(result, outside)
     return result

@@ -293,14 +293,85 @@ def _facts_file(snapshot: Snapshot) -> Path:
     return snapshot.file.with_name(snapshot.file.stem.replace("tree-", "facts-", 1) + ".pickle")
 
 
-def save_facts(snapshot: Snapshot, linter) -> None:
-    """Keep the project facts of this run beside its snapshot (`restore_facts` reads them
-    back only while the snapshot says the tree is unchanged)."""
+class FactsMemo:
+    """The project facts, part by part, each kept under a digest of exactly what it was
+    derived from: its input files' contents, the run's list of files, and whatever it read
+    besides (files and folders, items or not, watched through audit events). A part whose
+    inputs and reads are unchanged is taken as kept; the others are derived again. So a
+    changed C++ file does not re-derive the Python side of the facts, and the reverse."""
+
+    def __init__(self, snapshot: Snapshot | None = None) -> None:
+        self.snapshot = snapshot
+        self.previous: dict[str, tuple] = {}
+        self.current: dict[str, tuple] = {}
+        #: Which parts were taken as kept (tests read this).
+        self.reused: list[str] = []
+        if snapshot is not None:
+            loaded = _load_facts(snapshot)
+            if loaded is not None and isinstance(loaded[1], dict):
+                self.previous = loaded[1]
+
+    def call(self, name: str, inputs: list, compute):
+        """`compute()`, or its kept value when `inputs` (JSON-able: paths, content hashes,
+        anything else it depends on) and what it read are as they were."""
+        if self.snapshot is None:
+            return compute()
+        key = hashlib.blake2b(
+            repr((self.snapshot.ident, os.getcwd(), inputs)).encode(), digest_size=16
+        ).hexdigest()
+        old = self.previous.get(name)
+        if (
+            isinstance(old, tuple)
+            and len(old) == 3
+            and old[0] == key
+            and isinstance(old[1], dict)
+            and all(r is not None and list(_stat(p) or ()) == r for p, r in old[1].items())
+        ):
+            self.current[name] = old
+            self.reused.append(name)
+            if _reads is not None:  # an enclosing watch (the snapshot's) still needs them
+                _reads.update(old[1])
+            return old[2]
+        with watching_reads() as seen:
+            value = compute()
+        reads = {}
+        for path in sorted(seen):
+            if path.startswith(_OWN):
+                continue
+            stat = _stat(path)
+            trusted = stat is not None and stat[1] < self.snapshot.started_ns - RACY_NS
+            reads[path] = list(stat) if trusted else None
+        self.current[name] = (key, reads, value)
+        return value
+
+
+def _load_facts(snapshot: Snapshot):
+    """(values of FACTS, memo parts) kept for this snapshot, or None."""
+    if not snapshot.recorded_facts:
+        return None
+    try:
+        with open(_facts_file(snapshot), "rb") as fh:
+            token, values, parts = _FactsUnpickler(fh).load()
+    except Exception:  # any unreadable or refused file: derive the facts again
+        return None
+    if token != snapshot.recorded_facts or not isinstance(values, list):
+        return None
+    return values, parts
+
+
+def save_facts(snapshot: Snapshot, linter, memo: FactsMemo | None = None) -> None:
+    """Keep the project facts of this run (whole, and part by part for `FactsMemo`) beside
+    its snapshot (`restore_facts` reads them back only while the snapshot says the tree is
+    unchanged)."""
     snapshot.facts_token = f"{snapshot.started_ns}-{os.getpid()}"
     tmp = None
     try:
         data = pickle.dumps(
-            (snapshot.facts_token, [getattr(linter, n) for n in FACTS]),
+            (
+                snapshot.facts_token,
+                [getattr(linter, n) for n in FACTS],
+                memo.current if memo is not None else {},
+            ),
             protocol=pickle.HIGHEST_PROTOCOL,
         )
         snapshot.directory.mkdir(parents=True, exist_ok=True)
@@ -320,17 +391,10 @@ def save_facts(snapshot: Snapshot, linter) -> None:
 def restore_facts(snapshot: Snapshot, linter) -> bool:
     """Set the recorded project facts on `linter` instead of deriving them again; False when
     they cannot be read back or do not belong to the snapshot."""
-    if not snapshot.recorded_facts:
+    loaded = _load_facts(snapshot)
+    if loaded is None or len(loaded[0]) != len(FACTS):
         return False
-    try:
-        with open(_facts_file(snapshot), "rb") as fh:
-            token, values = _FactsUnpickler(fh).load()
-    except Exception:  # any unreadable or refused file: derive the facts again
-        return False
-    if token != snapshot.recorded_facts or not isinstance(values, list):
-        return False
-    if len(values) != len(FACTS):
-        return False
+    values = loaded[0]
     for name, value in zip(FACTS, values, strict=True):
         setattr(linter, name, value)
     return True

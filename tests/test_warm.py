@@ -295,3 +295,62 @@ def test_old_snapshots_and_their_facts_are_pruned(write, tmp_path, monkeypatch):
     facts = sorted((tmp_path / "cache").glob("facts-*.pickle"))
     assert len(trees) == 2 and len(facts) == 2
     assert {t.stem[5:] for t in trees} == {f.stem[6:] for f in facts}
+
+
+@pytest.fixture
+def memos(monkeypatch):
+    """The FactsMemo of each run, to see which parts of the project facts were kept."""
+    from cuda2rocm import warm
+
+    made: list = []
+    original = warm.FactsMemo.__init__
+
+    def init(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        made.append(self)
+
+    monkeypatch.setattr(warm.FactsMemo, "__init__", init)
+    return made
+
+
+def test_a_changed_file_re_derives_only_the_facts_it_feeds(write, tmp_path, memos):
+    _tree(lambda name, text: write(f"t/{name}", text))
+    write("t/csrc/ptx/other.cu", KERNEL)
+    _lint(tmp_path)
+    (tmp_path / "t/csrc/ptx/other.cu").write_text(KERNEL + "// edited\n")
+    changed = _lint(tmp_path)
+    assert memos[-1].reused == ["python-and-build"]  # the macros were derived again
+    assert changed == _lint(tmp_path, "--no-cache")
+    (tmp_path / "t/pkg/more.py").write_text("import torch\ny = torch.zeros(3, device='hip')\n")
+    changed = _lint(tmp_path)
+    assert memos[-1].reused == ["project-macros"]
+    assert changed == _lint(tmp_path, "--no-cache")
+    (tmp_path / "t/setup.py").write_text(CUDA_ONLY)
+    changed = _lint(tmp_path)
+    assert memos[-1].reused == ["project-macros"]  # setup.py names no macro
+    assert changed == _lint(tmp_path, "--no-cache")
+
+
+def test_a_kept_part_is_derived_again_when_a_file_it_read_changes(tmp_path):
+    """Whatever a part read besides its inputs (an item or not) is part of its key."""
+    from cuda2rocm import warm
+    from cuda2rocm.cache import Cache
+
+    extra = tmp_path / "extra.txt"
+    extra.write_text("one")
+    cache = Cache(tmp_path / "cache", "k")
+    snapshot = warm.Snapshot(cache, [])
+    snapshot.started_ns += 10 * warm.RACY_NS  # as if the file were written long before
+    memo = warm.FactsMemo(snapshot)
+    assert memo.call("part", ["in"], extra.read_text) == "one"
+    warm.save_facts(snapshot, object.__new__(type("L", (), dict.fromkeys(warm.FACTS))), memo)
+    snapshot.save(warm.LintResult())
+
+    def again(inputs):
+        memo = warm.FactsMemo(warm.Snapshot(cache, []))
+        return memo.call("part", inputs, extra.read_text), memo.reused
+
+    assert again(["in"]) == ("one", ["part"])
+    assert again(["other input"]) == ("one", [])
+    extra.write_text("three")
+    assert again(["in"]) == ("three", [])
