@@ -208,6 +208,7 @@ def fix_paths(
     jobs: int = 1,
     cache=None,
     progress=None,
+    items=None,
     **discovery,
 ) -> FixReport:
     """Fix every file under `paths` (in parallel when there are many); write only files that
@@ -216,12 +217,16 @@ def fix_paths(
     With `cache` (lint's result cache), a file whose cached findings have no fix to apply is
     not parsed again, and a file's fix outcome is kept (under its cache digest): on a tree
     unchanged since the last lint or fix (warm.Snapshot), nothing is parsed and the project
-    facts are not derived again. `progress(done, total)` counts the bytes of the files parsed."""
+    facts are not derived again. `progress(done, total)` counts the bytes of the files parsed.
+    `items`: the files under `paths`, already discovered (then `paths` is not walked again)."""
     from cuda2rocm.discover import Problem, discover
 
     report = FixReport()
     problems: list[Problem] = []
-    items = list(discover(paths, exclude=exclude, problems=problems, **discovery))
+    if items is None:
+        items = list(discover(paths, exclude=exclude, problems=problems, **discovery))
+    else:
+        items = list(items)
     outcomes = None
     if cache is not None:
         outcomes = _fixes_from_snapshot(linter, cache, items, unsafe, jobs, progress)

@@ -297,10 +297,16 @@ def run(
     jobs: int = 1,
     cache: Cache | None = None,
     progress: Callable[[int, int], None] | None = None,
+    items: list[Found] | None = None,
     **discovery,
 ) -> LintResult:
+    """Lint the files under `paths`; `items`, when given, are those files already discovered
+    (the session's groups), and `paths` is not walked again."""
     problems: list[Problem] = []
-    items = list(discover(paths, exclude=exclude, problems=problems, **discovery))
+    if items is None:
+        items = list(discover(paths, exclude=exclude, problems=problems, **discovery))
+    else:
+        items = list(items)
     snapshot = warm.Snapshot(cache, items) if cache is not None else None
     result = None
     if snapshot is not None and snapshot.unchanged():
