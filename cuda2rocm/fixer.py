@@ -281,7 +281,8 @@ def _fix_items(linter, items, report: FixReport, unsafe: bool, jobs: int, cache,
         if outcome is not None:
             known.append((item, outcome))
         else:
-            work.append((item, data, unsafe, digest))
+            found = cache.get(item.display, digest) if cache is not None else None
+            work.append((item, data, unsafe, digest, found))
     fixed = _fix_work(linter, work, kept, unsafe, jobs, progress) + known
     order = {item.display: k for k, item in enumerate(items)}
     return sorted(fixed, key=lambda pair: order[pair[0].display])
@@ -352,7 +353,7 @@ def _fixes_from_snapshot(linter, cache, items, unsafe: bool, jobs: int, progress
         if outcome is not None:
             out.append((item, outcome))
         else:
-            work.append((item, data, unsafe, digest))
+            work.append((item, data, unsafe, digest, cache.get(item.display, digest)))
     if work:
         if not warm.restore_facts(snapshot, linter):
             return None
@@ -363,7 +364,8 @@ def _fixes_from_snapshot(linter, cache, items, unsafe: bool, jobs: int, progress
 
 
 def _fix_work(linter, work: list, kept, unsafe: bool, jobs: int, progress) -> list:
-    """Fix `work` ((item, bytes, unsafe, digest)) in parallel; keep the outcomes."""
+    """Fix `work` ((item, bytes, unsafe, digest, cached findings or None)) in parallel;
+    keep the outcomes."""
     from cuda2rocm import runner
 
     done, total = 0, sum(len(w[1]) for w in work)
@@ -376,7 +378,7 @@ def _fix_work(linter, work: list, kept, unsafe: bool, jobs: int, progress) -> li
 
     results = runner.map_files(linter, _fix_one, work, jobs, advance, weight=lambda w: len(w[1]))
     if kept is not None:
-        for (item, _, _, digest), (outcome, error) in zip(work, results, strict=True):
+        for (item, _, _, digest, _), (outcome, error) in zip(work, results, strict=True):
             if outcome is not None and error is None:
                 kept.put_raw(item.display, f"{digest}|{unsafe}", _outcome_json(outcome))
         kept.save()
@@ -388,12 +390,21 @@ def _fix_one(linter, work) -> tuple[FixOutcome | None, str | None]:
     from cuda2rocm import sources
 
     item, data, unsafe = work[:3]
+    cached = work[4] if len(work) > 4 else None
     try:
         text, encoding, bom = sources.decode(data, item.display, item.language)
     except sources.SourceError as exc:
         return None, str(exc)
     source = SourceFile(item.display, item.language, text, encoding, bom)
-    outcome = fix_source(source, linter.lint_source, unsafe, linter.syntax_error)
+
+    def lint(candidate: SourceFile) -> list[Diagnostic]:
+        # The original's findings are lint's, cached under this very content and context:
+        # only the fixed text needs linting.
+        if candidate is source and cached is not None:
+            return list(cached)
+        return linter.lint_source(candidate)
+
+    outcome = fix_source(source, lint, unsafe, linter.syntax_error)
     outcome.encoded = source.encode(outcome.fixed)
     return outcome, None
 

@@ -210,6 +210,8 @@ def test_fix_check_after_lint_parses_only_fixable_files_then_nothing(write, tmp_
     # project facts are those the lint kept, not derived again
     assert set(counted["lint_source"]) == {"fixable.py", "more.py"}
     assert counted["prepare"] == counted["read"] == 0
+    # only the fixed text is linted: the original's findings are the cached ones
+    assert counted["lint_source"].count("fixable.py") == 1
     counted["reset"]()
     second = _cli("fix", "--check", "--show-fixes", *args)
     assert second.exit_code == 1 and second.output == first.output
