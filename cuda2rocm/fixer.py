@@ -141,7 +141,6 @@ def fix_source(source: SourceFile, lint, unsafe: bool = False, syntax_error=None
     original = source.text
     diagnostics = lint(source)
     outcome = FixOutcome(source.path, original, original)
-    was_broken = syntax_error(source) if syntax_error else None
     current = source
     for _ in range(MAX_ROUNDS):
         fixes = choose_fixes(diagnostics, unsafe)
@@ -160,7 +159,8 @@ def fix_source(source: SourceFile, lint, unsafe: bool = False, syntax_error=None
         broken = next((d.message for d in new_diagnostics if d.rule in _PARSE_FAILURES), None)
         if broken is None and syntax_error is not None:
             broken = syntax_error(candidate)
-        if broken and not was_broken:
+        # Whether the original parsed is asked only now: it is a whole parse of the file.
+        if broken and not (syntax_error(source) if syntax_error else None):
             outcome.refused = f"the fixed file would not parse ({broken}); not written"
             outcome.remaining = lint(source)
             return outcome
