@@ -57,7 +57,8 @@ class Snapshot:
         self.cache = cache
         self.directory = cache.directory
         self.key = cache.key
-        names = "\0".join(f"{i.display}\1{i.language}" for i in items).encode()
+        names = "\0".join([os.getcwd(), *(f"{i.display}\1{i.language}" for i in items)])
+        names = names.encode("utf-8", "surrogateescape")
         self.ident = hashlib.blake2b(names, digest_size=12).hexdigest()
         self.file = self.directory / f"tree-{self.key[:16]}-{self.ident}.json"
         self.items = items
@@ -175,9 +176,8 @@ class Snapshot:
         record = self.previous.get(display)
         if not isinstance(record, list) or len(record) != 5 or record[3] is None:
             return None
-        digest = self.hashes.get(display) or content_hash(data)
-        self.hashes[display] = digest
-        return bool(record[3]) if digest == record[2] else None
+        # Hashed again: the file may have changed since `unchanged` read it.
+        return bool(record[3]) if content_hash(data) == record[2] else None
 
     # -- recording -----------------------------------------------------------------------------
     def record(
@@ -195,9 +195,7 @@ class Snapshot:
             self.records[item.display] = [-1, None, None, None, None]
             return
         trusted = stat[1] < self.started_ns - RACY_NS
-        hashed = None
-        if data is not None:
-            hashed = self.hashes.get(item.display) or content_hash(data)
+        hashed = None if data is None else content_hash(data)
         self.records[item.display] = [
             stat[0],
             stat[1] if trusted else None,
