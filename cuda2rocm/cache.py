@@ -50,10 +50,11 @@ def content_hash(data: bytes) -> str:
 
 
 class Cache:
-    def __init__(self, directory: Path, key: str) -> None:
+    def __init__(self, directory: Path, key: str, kind: str = "results") -> None:
+        """`kind` names the file: "results" (findings per file), "fixes" (fix outcomes)."""
         self.directory = Path(directory)
         self.key = key
-        self.file = self.directory / f"results-{key}.json"
+        self.file = self.directory / f"{kind}-{key}.json"
         self.entries: dict[str, list] = self._load()
         self.dirty = False
         self.hits = 0
@@ -68,20 +69,30 @@ class Cache:
         entries = document.get("entries")
         return entries if isinstance(entries, dict) else {}
 
-    def get(self, path: str, digest: str) -> list[Diagnostic] | None:
+    def get_raw(self, path: str, digest: str) -> object | None:
+        """The JSON value stored for `path` under `digest`, or None."""
         entry = self.entries.get(path)
         if not isinstance(entry, list) or len(entry) != 2 or entry[0] != digest:
             return None
+        return entry[1]
+
+    def put_raw(self, path: str, digest: str, value: object) -> None:
+        self.entries[path] = [digest, value]
+        self.dirty = True
+
+    def get(self, path: str, digest: str) -> list[Diagnostic] | None:
+        entry = self.get_raw(path, digest)
+        if entry is None:
+            return None
         try:
-            found = [Diagnostic.from_json(d) for d in entry[1]]
+            found = [Diagnostic.from_json(d) for d in entry]
         except (KeyError, TypeError, ValueError):
             return None
         self.hits += 1
         return found
 
     def put(self, path: str, digest: str, diagnostics: list[Diagnostic]) -> None:
-        self.entries[path] = [digest, [d.to_json() for d in diagnostics]]
-        self.dirty = True
+        self.put_raw(path, digest, [d.to_json() for d in diagnostics])
 
     def save(self) -> None:
         """Write atomically; a cache that cannot be written is silently skipped."""

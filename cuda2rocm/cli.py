@@ -442,6 +442,7 @@ def _fix_groups(session, groups, opts: dict, write: bool):
                 session.options.jobs or default_jobs(),
                 cache=session.cache(group),
                 progress=bar,
+                items=group.items,  # discovered once, by groups()
             )
             total.outcomes += report.outcomes
             total.errors += report.errors

@@ -141,7 +141,6 @@ def fix_source(source: SourceFile, lint, unsafe: bool = False, syntax_error=None
     original = source.text
     diagnostics = lint(source)
     outcome = FixOutcome(source.path, original, original)
-    was_broken = syntax_error(source) if syntax_error else None
     current = source
     for _ in range(MAX_ROUNDS):
         fixes = choose_fixes(diagnostics, unsafe)
@@ -160,7 +159,8 @@ def fix_source(source: SourceFile, lint, unsafe: bool = False, syntax_error=None
         broken = next((d.message for d in new_diagnostics if d.rule in _PARSE_FAILURES), None)
         if broken is None and syntax_error is not None:
             broken = syntax_error(candidate)
-        if broken and not was_broken:
+        # Whether the original parsed is asked only now: it is a whole parse of the file.
+        if broken and not (syntax_error(source) if syntax_error else None):
             outcome.refused = f"the fixed file would not parse ({broken}); not written"
             outcome.remaining = lint(source)
             return outcome
@@ -208,44 +208,32 @@ def fix_paths(
     jobs: int = 1,
     cache=None,
     progress=None,
+    items=None,
     **discovery,
 ) -> FixReport:
     """Fix every file under `paths` (in parallel when there are many); write only files that
     change, atomically, from this process.
 
     With `cache` (lint's result cache), a file whose cached findings have no fix to apply is
-    not parsed again. `progress(done, total)` counts the bytes of the files parsed."""
-    from cuda2rocm import runner
+    not parsed again, and a file's fix outcome is kept (under its cache digest): on a tree
+    unchanged since the last lint or fix (warm.Snapshot), nothing is parsed and the project
+    facts are not derived again. `progress(done, total)` counts the bytes of the files parsed.
+    `items`: the files under `paths`, already discovered (then `paths` is not walked again)."""
     from cuda2rocm.discover import Problem, discover
 
     report = FixReport()
     problems: list[Problem] = []
-    items = list(discover(paths, exclude=exclude, problems=problems, **discovery))
-    read = []
-    for index, item in enumerate(items):
-        data, (early, _) = linter.read(item)
-        if data is None:
-            report.errors += [(d.path, d.message) for d in early]
-        else:
-            read.append((index, item, data))
-    runner.prepare(linter, items, read)  # never fix code ROCm does not build or run
-    work = [
-        (item, data, unsafe)
-        for _, item, data in read
-        if linter.wants(item.language, data)
-        and not runner.nothing_to_fix(linter, cache, item, data, unsafe)
-    ]
+    if items is None:
+        items = list(discover(paths, exclude=exclude, problems=problems, **discovery))
+    else:
+        items = list(items)
+    outcomes = None
+    if cache is not None:
+        outcomes = _fixes_from_snapshot(linter, cache, items, unsafe, jobs, progress)
+    if outcomes is None:
+        outcomes = _fix_items(linter, items, report, unsafe, jobs, cache, progress)
     targets: list[tuple] = []
-    done, total = 0, sum(len(w[1]) for w in work)
-
-    def advance(n: int) -> None:
-        nonlocal done
-        done += n
-        if progress:
-            progress(done, total)
-
-    results = runner.map_files(linter, _fix_one, work, jobs, advance, weight=lambda w: len(w[1]))
-    for (item, _, _), (outcome, error) in zip(work, results, strict=True):
+    for item, (outcome, error) in outcomes:
         if error:
             report.errors.append((item.display, error))
             continue
@@ -268,17 +256,155 @@ def fix_paths(
     return report
 
 
+def _fix_items(linter, items, report: FixReport, unsafe: bool, jobs: int, cache, progress):
+    """(item, (outcome, error)) of every file with something to fix: read all, derive the
+    project facts, fix in parallel what neither cache answers."""
+    from cuda2rocm import runner
+
+    read = []
+    for index, item in enumerate(items):
+        data, (early, _) = linter.read(item)
+        if data is None:
+            report.errors += [(d.path, d.message) for d in early]
+        else:
+            read.append((index, item, data))
+    runner.prepare(linter, items, read)  # never fix code ROCm does not build or run
+    kept = _fix_cache(cache)
+    work, known = [], []
+    for _, item, data in read:
+        if not linter.wants(item.language, data):
+            continue
+        digest = runner.file_digest(linter, item, data) if cache is not None else None
+        if runner.nothing_to_fix(linter, cache, item, data, unsafe, digest):
+            continue
+        outcome = _kept_outcome(kept, item, data, digest, unsafe)
+        if outcome is not None:
+            known.append((item, outcome))
+        else:
+            found = cache.get(item.display, digest) if cache is not None else None
+            work.append((item, data, unsafe, digest, found))
+    fixed = _fix_work(linter, work, kept, unsafe, jobs, progress) + known
+    order = {item.display: k for k, item in enumerate(items)}
+    return sorted(fixed, key=lambda pair: order[pair[0].display])
+
+
+def _fix_cache(cache):
+    """Fix outcomes kept beside lint's result cache, under the same fingerprint."""
+    from cuda2rocm.cache import Cache
+
+    return Cache(cache.directory, cache.key, kind="fixes") if cache is not None else None
+
+
+def _outcome_json(outcome: FixOutcome) -> dict:
+    return {
+        "fixed": outcome.fixed if outcome.fixed != outcome.original else None,
+        "applied": [d.to_json() for d in outcome.applied],
+        "remaining": [d.to_json() for d in outcome.remaining],
+        "refused": outcome.refused,
+    }
+
+
+def _kept_outcome(kept, item, data: bytes, digest: str | None, unsafe: bool):
+    """The kept fix outcome of these bytes, rebuilt without parsing, or None."""
+    from cuda2rocm import sources
+
+    value = kept.get_raw(item.display, f"{digest}|{unsafe}") if kept is not None else None
+    if not isinstance(value, dict) or digest is None:
+        return None
+    try:
+        text, encoding, bom = sources.decode(data, item.display, item.language)
+        source = SourceFile(item.display, item.language, text, encoding, bom)
+        fixed = text if value["fixed"] is None else str(value["fixed"])
+        outcome = FixOutcome(
+            item.display,
+            text,
+            fixed,
+            applied=[Diagnostic.from_json(d) for d in value["applied"]],
+            remaining=[Diagnostic.from_json(d) for d in value["remaining"]],
+            refused=value["refused"],
+        )
+        outcome.encoded = source.encode(fixed)
+    except (sources.SourceError, KeyError, TypeError, ValueError, UnicodeError):
+        return None
+    return outcome, None
+
+
+def _fixes_from_snapshot(linter, cache, items, unsafe: bool, jobs: int, progress):
+    """On a tree unchanged since the last lint or fix (warm.Snapshot), the outcome of every
+    file with something to fix: kept outcomes, else fixed now with the recorded project facts
+    (only those files are read and parsed). None when the tree changed or the facts cannot be
+    restored: then the full path."""
+    from cuda2rocm import runner, warm
+
+    snapshot = warm.Snapshot(cache, items)
+    if not snapshot.unchanged():
+        return None
+    kept = _fix_cache(cache)
+    out, work = [], []
+    for item in items:
+        digest = snapshot.digest(item.display)
+        if digest is None or runner.nothing_to_fix(linter, cache, item, None, unsafe, digest):
+            continue  # not linted (the prefilter) or nothing to fix
+        try:
+            data = item.path.read_bytes()
+        except OSError:
+            return None
+        outcome = _kept_outcome(kept, item, data, digest, unsafe)
+        if outcome is not None:
+            out.append((item, outcome))
+        else:
+            work.append((item, data, unsafe, digest, cache.get(item.display, digest)))
+    if work:
+        if not warm.restore_facts(snapshot, linter):
+            return None
+        out += _fix_work(linter, work, kept, unsafe, jobs, progress)
+        order = {item.display: k for k, item in enumerate(items)}
+        out.sort(key=lambda pair: order[pair[0].display])
+    return out
+
+
+def _fix_work(linter, work: list, kept, unsafe: bool, jobs: int, progress) -> list:
+    """Fix `work` ((item, bytes, unsafe, digest, cached findings or None)) in parallel;
+    keep the outcomes."""
+    from cuda2rocm import runner
+
+    done, total = 0, sum(len(w[1]) for w in work)
+
+    def advance(n: int) -> None:
+        nonlocal done
+        done += n
+        if progress:
+            progress(done, total)
+
+    results = runner.map_files(linter, _fix_one, work, jobs, advance, weight=lambda w: len(w[1]))
+    if kept is not None:
+        for (item, _, _, digest, _), (outcome, error) in zip(work, results, strict=True):
+            if outcome is not None and error is None:
+                kept.put_raw(item.display, f"{digest}|{unsafe}", _outcome_json(outcome))
+        kept.save()
+    return [(w[0], r) for w, r in zip(work, results, strict=True)]
+
+
 def _fix_one(linter, work) -> tuple[FixOutcome | None, str | None]:
     """Fix one file's bytes; runs in a worker process (module-level so it can be sent)."""
     from cuda2rocm import sources
 
-    item, data, unsafe = work
+    item, data, unsafe = work[:3]
+    cached = work[4] if len(work) > 4 else None
     try:
         text, encoding, bom = sources.decode(data, item.display, item.language)
     except sources.SourceError as exc:
         return None, str(exc)
     source = SourceFile(item.display, item.language, text, encoding, bom)
-    outcome = fix_source(source, linter.lint_source, unsafe, linter.syntax_error)
+
+    def lint(candidate: SourceFile) -> list[Diagnostic]:
+        # The original's findings are lint's, cached under this very content and context:
+        # only the fixed text needs linting.
+        if candidate is source and cached is not None:
+            return list(cached)
+        return linter.lint_source(candidate)
+
+    outcome = fix_source(source, lint, unsafe, linter.syntax_error)
     outcome.encoded = source.encode(outcome.fixed)
     return outcome, None
 

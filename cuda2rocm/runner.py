@@ -7,6 +7,7 @@ prints exactly what a serial one does.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import os
@@ -15,6 +16,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
+from cuda2rocm import warm
 from cuda2rocm.build_context import hipified_dirs, torch_built_dirs
 from cuda2rocm.cache import Cache, content_hash
 from cuda2rocm.context.recipes import builds_for_rocm, nvidia_recipes
@@ -96,13 +98,22 @@ def file_digest(linter: Linter, item: Found, data: bytes) -> str:
 
 
 def nothing_to_fix(
-    linter: Linter, cache: Cache | None, item: Found, data: bytes, unsafe: bool
+    linter: Linter,
+    cache: Cache | None,
+    item: Found,
+    data: bytes | None,
+    unsafe: bool,
+    digest: str | None = None,
 ) -> bool:
     """Whether the cache already shows that `fix` would change nothing in this file (its
-    cached findings have no applicable fix): then `fix` need not parse it again."""
+    cached findings have no applicable fix): then `fix` need not parse it again. `digest`:
+    the file's cache key when known (then `data` is not needed)."""
     if cache is None:
         return False
-    found = cache.get(item.display, file_digest(linter, item, data))
+    if digest is None:
+        assert data is not None
+        digest = file_digest(linter, item, data)
+    found = cache.get(item.display, digest)
     if found is None:
         return False
     return not any(
@@ -119,12 +130,14 @@ def _lint_one(linter: Linter, work: tuple[int, Found, bytes, str | None]) -> lis
     return linter.lint_data(item, data)
 
 
-def _python_and_build_context(linter: Linter, items: list[Found], have: dict[int, bytes]) -> str:
+def _python_and_build_context(
+    linter: Linter, items: list[Found], have: dict[int, bytes], memo: warm.FactsMemo
+) -> str:
     """The project's Python flags and build membership, built once; the digest goes into every
     file's cache key, since it changes what is guarded."""
     import hashlib
 
-    from cuda2rocm.context import vendor_only
+    from cuda2rocm.context import nvidia_options, vendor_only
     from cuda2rocm.context.build import membership
     from cuda2rocm.context.python_paths import ProjectIndex
 
@@ -132,15 +145,24 @@ def _python_and_build_context(linter: Linter, items: list[Found], have: dict[int
         (item.path, item.display, item.language, data)
         for item, data in _contents(items, have, lambda i: i.language in ("python", "cmake"))
     ]
-    linter.python_index = ProjectIndex.build((p, d) for p, _, lang, d in files if lang == "python")
     root = None
     if items:
         root = Path(os.path.commonpath([str(i.path.resolve().parent) for i in items]))
     sources = [
         (item.path, data) for item, data in _contents(items, have, lambda i: i.language == "cuda")
     ]
-    linter.build_membership = membership(files, root, sources)
-    linter.build_membership.components += vendor_only.components(files, root)
+
+    def derive():
+        index = ProjectIndex.build((p, d) for p, _, lang, d in files if lang == "python")
+        members = membership(files, root, sources)
+        members.components += vendor_only.components(files, root)
+        return index, members
+
+    inputs = [str(root), [(str(p), shown, lang, content_hash(d)) for p, shown, lang, d in files]]
+    if nvidia_options.options((p, shown, d) for p, shown, lang, d in files if lang == "cmake"):
+        # membership then reads the C/C++ sources too (headers an NVIDIA-only option lists)
+        inputs.append([(str(p), content_hash(d)) for p, d in sources])
+    linter.python_index, linter.build_membership = memo.call("python-and-build", inputs, derive)
     parts = [linter.python_index.digest, sorted(linter.build_membership.companions.items())]
     # What CMake findings' guards read run-wide: NVIDIA-only options, every CMake file's uses.
     parts += [sorted(linter.build_membership.off.items()), linter.build_membership.cmake_texts]
@@ -259,17 +281,26 @@ def _is_build_file(item: Found) -> bool:
     return name.endswith((".py", ".cmake")) or name == "CMakeLists.txt"
 
 
-def prepare(linter: Linter, items: list[Found], read: list[tuple[int, Found, bytes]]) -> str:
+def prepare(
+    linter: Linter,
+    items: list[Found],
+    read: list[tuple[int, Found, bytes]],
+    have: dict[int, bytes] | None = None,
+    memo: warm.FactsMemo | None = None,
+) -> str:
     """Facts about the whole tree that per-file linting needs, computed once per run in this
     process (lint and fix alike): the folders torch's extension build hipifies, the project's
     own macros (header #defines, build -D flags) for the preprocessor model, its Python flags
     and build membership. Returns the digest of the Python/build context for cache keys (the
-    macros' digest is added to C++ files' keys only)."""
+    macros' digest is added to C++ files' keys only). `have` (index -> bytes), when given, is
+    filled with every file read here; `memo` keeps the expensive parts across runs."""
     from cuda2rocm.context import build_defines, nvidia_options
     from cuda2rocm.context.project_macros import ProjectMacros
     from cuda2rocm.context.python_hipify import python_hipified_dirs
 
-    have = {index: data for index, _, data in read}
+    memo = memo or warm.FactsMemo()
+    have = {} if have is None else have
+    have.update({index: data for index, _, data in read})
     python = [(i.path, d) for i, d in _contents(items, have, lambda i: i.language == "python")]
     linter.torch_built_dirs = torch_built_dirs(python)
     texts = {
@@ -293,12 +324,27 @@ def prepare(linter: Linter, items: list[Found], read: list[tuple[int, Found, byt
         for item, data in _contents(items, have, lambda i: i.language == "cmake")
     ]
     off = nvidia_options.options(cmake)
-    embedded = (d.decode("utf-8", "replace") for _, d in python if b"#include" in d)
-    linter.project_macros = ProjectMacros.build(
-        texts, build_defines.index(builds, off), linter.torch_built_for, embedded
+    embedded = [d.decode("utf-8", "replace") for _, d in python if b"#include" in d]
+    inputs = [
+        [
+            (item.display, content_hash(have[index]))
+            for index, item in enumerate(items)
+            if item.language == "cuda" and index in have
+        ],
+        [(str(p), shown, content_hash(d)) for p, shown, d in builds],
+        sorted(str(d) for d in linter.torch_built_dirs),
+        [(str(p), shown, content_hash(d)) for p, shown, d in cmake],
+        [content_hash(t.encode()) for t in embedded],
+    ]
+    linter.project_macros = memo.call(
+        "project-macros",
+        inputs,
+        lambda: ProjectMacros.build(
+            texts, build_defines.index(builds, off), linter.torch_built_for, embedded
+        ),
     )
     linter.extension_bindings = _extension_bindings(linter, have, python, items)
-    linter.context_key = _python_and_build_context(linter, items, have)
+    linter.context_key = _python_and_build_context(linter, items, have, memo)
     linter.context_key += (
         "+ext"
         + hashlib.blake2b(linter.extension_bindings.digest.encode(), digest_size=8).hexdigest()
@@ -346,28 +392,73 @@ def run(
     jobs: int = 1,
     cache: Cache | None = None,
     progress: Callable[[int, int], None] | None = None,
+    items: list[Found] | None = None,
     **discovery,
 ) -> LintResult:
-    result = LintResult()
+    """Lint the files under `paths`; `items`, when given, are those files already discovered
+    (the session's groups), and `paths` is not walked again."""
     problems: list[Problem] = []
-    items = list(discover(paths, exclude=exclude, problems=problems, **discovery))
+    if items is None:
+        items = list(discover(paths, exclude=exclude, problems=problems, **discovery))
+    else:
+        items = list(items)
+    snapshot = warm.Snapshot(cache, items) if cache is not None else None
+    result = None
+    if snapshot is not None and snapshot.unchanged():
+        result = snapshot.lint_result()  # an unchanged tree: nothing read, nothing derived
+        if result is not None:
+            assert cache is not None
+            cache.hits += sum(1 for r in snapshot.previous.values() if r[3])  # files linted
+            if progress:
+                progress(0, 0)
+    if result is None:
+        result = _run(linter, items, jobs, cache, progress, snapshot)
+    for problem in problems:
+        result.diagnostics.append(_general("read-error", problem.display, problem.message))
+    result.diagnostics.sort(key=lambda d: d.sort_key)
+    return result
+
+
+def _run(
+    linter: Linter,
+    items: list[Found],
+    jobs: int,
+    cache: Cache | None,
+    progress: Callable[[int, int], None] | None,
+    snapshot: warm.Snapshot | None,
+) -> LintResult:
+    """The full run: read, derive the project facts, prefilter, lint what the cache lacks."""
+    result = LintResult()
     result.files = len(items)
     read: list[tuple[int, Found, bytes]] = []
+    errors: set[int] = set()
     per_file: list[list] = [[] for _ in items]
     for index, item in enumerate(items):
         data, (early, notice) = linter.read(item)
         if data is None:
             per_file[index] = early
+            if early:
+                errors.add(index)
             if notice:
                 result.notices.append(notice)
         else:
             read.append((index, item, data))
-    prepare(linter, items, read)
+    have: dict[int, bytes] = {}
+    watch = warm.watching_reads() if snapshot is not None else contextlib.nullcontext(set())
+    memo = warm.FactsMemo(snapshot) if snapshot is not None else None
+    with watch as outside:
+        prepare(linter, items, read, have, memo)
     pending: list[tuple[int, Found, bytes, str | None]] = []
+    verdicts: dict[int, tuple[bool, str | None]] = {}
     for index, item, data in read:
-        if not linter.wants(item.language, data):
+        wanted = snapshot.wants(item.display, data) if snapshot is not None else None
+        if wanted is None:
+            wanted = linter.wants(item.language, data)
+        if not wanted:
+            verdicts[index] = (False, None)
             continue
         digest = file_digest(linter, item, data) if cache is not None else None
+        verdicts[index] = (True, digest)
         cached = cache.get(item.display, digest) if cache is not None else None
         if cached is not None:
             per_file[index] = cached
@@ -413,8 +504,12 @@ def run(
             or any(builds_for_rocm(item.path.name, data) for _, item, data in read)
         )
         result.diagnostics = nvidia_recipes(result.diagnostics, recipes, rocm_build)
-    for problem in problems:
-        result.diagnostics.append(_general("read-error", problem.display, problem.message))
     result.diagnostics.sort(key=lambda d: d.sort_key)
     result.guarded.sort(key=lambda d: d.sort_key)
+    if snapshot is not None:
+        for index, item in enumerate(items):
+            wanted, digest = verdicts.get(index, (None, None))
+            snapshot.record(item, have.get(index), wanted, digest, error=index in errors)
+        warm.save_facts(snapshot, linter, memo)
+        snapshot.save(result, outside)
     return result

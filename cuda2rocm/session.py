@@ -186,6 +186,7 @@ class Session:
                 jobs=self.options.jobs or runner.default_jobs(),
                 cache=self.cache(group),
                 progress=step,
+                items=group.items,  # discovered once, by groups()
             )
             parts.append((group, result))
         for problem in self.problems:

@@ -892,12 +892,17 @@ class ProjectIndex:
         self,
         exports: dict[str, dict[str, dict[str, object]]],
         foreign: frozenset[str] | None = None,
+        defined: frozenset[str] | None = None,
     ) -> None:
         #: resolved path (posix) -> vendor -> name -> Value | Helper | ClassInfo
         self.exports = exports
         #: Names some file of the run mentions without defining them (`def name`): a function
         #: of that name may be called from there. None: not known (every name may be).
         self.foreign = foreign
+        #: Every `def` name of the run's files, or None (not known). `foreign` is only ever
+        #: asked about such names, so only those of them go into the digest: a new word in a
+        #: comment does not change every Python file's cache key.
+        self.defined = defined
         self._by_suffix: dict[str, list[str]] = {}
         for path in exports:
             parts = Path(path).with_suffix("").parts
@@ -912,15 +917,19 @@ class ProjectIndex:
         (`Paths(env_defaults=True)`), so every file is read, not only those naming a flag."""
         parsed = []
         foreign: set[str] = set()
+        defined: set[bytes] = set()
         for path, data in files:
             words = set(_WORD.findall(data))
-            foreign |= {w.decode() for w in words - set(_DEF.findall(data))}
+            defs = set(_DEF.findall(data))
+            defined |= defs
+            foreign |= {w.decode() for w in words - defs}
             if not build_files and not any(t.encode() in data for t in TOKENS):
                 continue
             text = data.decode("utf-8", "replace")
             tree = _parse(text)
             if tree is not None:
                 parsed.append((path.resolve(), text, tree, _Shared(tree, text)))
+        names = frozenset(d.decode() for d in defined)
         index = None
         for _ in range(2):  # the second round follows flags re-exported from another module
             exports: dict[str, dict[str, dict[str, object]]] = {}
@@ -940,10 +949,10 @@ class ProjectIndex:
                     }
                 if any(per_vendor.values()):
                     exports[resolved.as_posix()] = per_vendor
-            index = cls(exports, frozenset(foreign))
+            index = cls(exports, frozenset(foreign), names)
             if not exports:
                 break
-        return index if index is not None else cls({}, frozenset(foreign))
+        return index if index is not None else cls({}, frozenset(foreign), names)
 
     @property
     def digest(self) -> str:
@@ -957,7 +966,11 @@ class ProjectIndex:
                         for p, vendors in self.exports.items()
                         for v, names in vendors.items()
                     ),
-                    sorted(self.foreign or ()),
+                    None
+                    if self.foreign is None
+                    else sorted(
+                        self.foreign if self.defined is None else self.foreign & self.defined
+                    ),
                 )
             ).encode(),
             digest_size=8,

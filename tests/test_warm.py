@@ -1,0 +1,358 @@
+"""The whole-tree warm path (cuda2rocm/warm.py): an unchanged tree is answered from a snapshot
+without reading, deriving project facts or parsing; any change falls back to a run that sees it.
+Instrumented by counting calls, never by timing."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from cuda2rocm import runner
+from cuda2rocm.cli import main
+from cuda2rocm.engine import Linter
+
+KERNEL = '__global__ void k(int *x) {\n  asm volatile("membar.gl;");\n}\n'
+BOTH = """\
+from setuptools import setup
+from torch.utils.cpp_extension import CUDAExtension, IS_HIP_EXTENSION
+
+mods = [CUDAExtension("ext", sources=["csrc/ptx/k.cu"])]
+setup(name="demo", ext_modules=mods)
+"""
+# The same build, but the extension holding k.cu is built only for CUDA.
+CUDA_ONLY = """\
+from setuptools import setup
+from torch.utils.cpp_extension import CUDAExtension, IS_HIP_EXTENSION
+
+mods = []
+if not IS_HIP_EXTENSION:
+    mods.append(CUDAExtension("ext", sources=["csrc/ptx/k.cu"]))
+setup(name="demo", ext_modules=mods)
+"""
+FIXABLE = "import torch\nwith torch.cuda.amp.autocast():\n    pass\n"
+REPORT_ONLY = "import torch\ntorch.backends.cuda.matmul.allow_tf32 = True\n"
+
+
+def _tree(write) -> None:
+    write("setup.py", BOTH)
+    write("csrc/ptx/k.cu", KERNEL)
+    write("pkg/fixable.py", FIXABLE)
+    write("pkg/report_only.py", REPORT_ONLY)
+    write("pkg/plain.py", "def f(x):\n    return x + 1\n")
+    write("pkg/more.py", "import torch\ny = torch.zeros(1, device='hip')\n")
+
+
+@pytest.fixture
+def counted(monkeypatch):
+    """Calls of the expensive steps: reading for lint, the project facts, prefilter, parsing."""
+    calls = {"read": 0, "prepare": 0, "wants": 0, "lint_source": []}
+    read, prepare, wants = Linter.read, runner.prepare, Linter.wants
+    lint_source = Linter.lint_source
+
+    def count(name, original):
+        def wrapper(*args, **kwargs):
+            calls[name] += 1
+            return original(*args, **kwargs)
+
+        return wrapper
+
+    def parsing(self, source, rules=None):
+        calls["lint_source"].append(Path(source.path).name)
+        return lint_source(self, source, rules)
+
+    monkeypatch.setattr(Linter, "read", count("read", read))
+    monkeypatch.setattr(runner, "prepare", count("prepare", prepare))
+    monkeypatch.setattr(Linter, "wants", count("wants", wants))
+    monkeypatch.setattr(Linter, "lint_source", parsing)
+
+    def reset():
+        calls.update(read=0, prepare=0, wants=0, lint_source=[])
+
+    calls["reset"] = reset
+    return calls
+
+
+def _cli(*args: str):
+    return CliRunner().invoke(main, list(args))
+
+
+def _lint(tmp_path: Path, *extra: str) -> str:
+    cache = ["--cache-dir", str(tmp_path / "cache")] if "--no-cache" not in extra else []
+    result = _cli(
+        "lint", "--format", "json", "--show-guarded", "-j", "1", *cache, *extra, str(tmp_path / "t")
+    )
+    assert result.exit_code in (0, 1), result.output
+    return result.output
+
+
+def _snapshots(tmp_path: Path) -> list[Path]:
+    return sorted((tmp_path / "cache").glob("tree-*.json"))
+
+
+def test_unchanged_tree_is_answered_from_the_snapshot_byte_for_byte(write, tmp_path, counted):
+    _tree(lambda name, text: write(f"t/{name}", text))
+    cold = _lint(tmp_path)
+    assert counted["prepare"] == 1 and counted["lint_source"]
+    assert len(_snapshots(tmp_path)) == 1
+    counted["reset"]()
+    warm = _lint(tmp_path)
+    assert warm == cold
+    assert counted["prepare"] == counted["read"] == counted["wants"] == 0
+    assert counted["lint_source"] == []
+    assert _lint(tmp_path, "--no-cache") == cold
+    assert json.loads(cold)["summary"]["diagnostics"] >= 3
+
+
+def test_a_build_change_that_drops_a_source_from_rocm_changes_the_next_run(
+    write, tmp_path, counted
+):
+    _tree(lambda name, text: write(f"t/{name}", text))
+    before = json.loads(_lint(tmp_path))
+    ptx = [d for d in before["diagnostics"] if d["rule"] == "inline-ptx"]
+    assert [d.get("guarded") for d in ptx] == [None] and ptx[0]["path"].endswith("k.cu")
+    (tmp_path / "t/setup.py").write_text(CUDA_ONLY)
+    counted["reset"]()
+    after = _lint(tmp_path)
+    assert counted["prepare"] == 1  # the facts were derived again
+    parsed = json.loads(after)
+    ptx = [d for d in parsed["diagnostics"] if d["rule"] == "inline-ptx"]
+    assert len(ptx) == 1 and "compiles only for CUDA" in ptx[0]["guarded"]
+    assert any(d["rule"] == "cuda-only-component" for d in parsed["diagnostics"])
+    assert after == _lint(tmp_path, "--no-cache")
+
+
+def test_an_edit_keeping_size_and_mtime_is_still_seen(write, tmp_path):
+    """A write within one clock tick of the run leaves size and mtime alike: such a file is
+    recorded as not to be trusted by its stat, and hashed next time."""
+    _tree(lambda name, text: write(f"t/{name}", text))
+    target = tmp_path / "t/pkg/more.py"
+    stat = target.stat()
+    first = _lint(tmp_path)
+    target.write_text("import torch\ny = torch.zeros(1, device='cpu')\n")  # same size
+    os.utime(target, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert target.stat().st_size == stat.st_size
+    second = _lint(tmp_path)
+    assert second != first
+    assert second == _lint(tmp_path, "--no-cache")
+
+
+def test_one_changed_file_is_the_only_one_parsed(write, tmp_path, counted):
+    _tree(lambda name, text: write(f"t/{name}", text))
+    _lint(tmp_path)
+    (tmp_path / "t/pkg/more.py").write_text("import torch\ny = torch.zeros(2, device='hip')\n")
+    counted["reset"]()
+    changed = _lint(tmp_path)
+    assert counted["lint_source"] == ["more.py"]
+    assert changed == _lint(tmp_path, "--no-cache")
+
+
+def test_a_new_word_in_one_python_file_keeps_the_others_cached(write, tmp_path, counted):
+    """The project's Python index records names used without a `def` in the same file (a
+    function of that name may be called from there); only those that some file defines go
+    into every Python file's cache key, so a comment does not invalidate the whole tree."""
+    _tree(lambda name, text: write(f"t/{name}", text))
+    _lint(tmp_path)
+    with (tmp_path / "t/pkg/more.py").open("a") as fh:
+        fh.write("# zebra_quagga_word\n")
+    counted["reset"]()
+    changed = _lint(tmp_path)
+    assert counted["lint_source"] == ["more.py"]
+    assert changed == _lint(tmp_path, "--no-cache")
+    # A word that names a function defined in the project does change every key.
+    with (tmp_path / "t/pkg/more.py").open("a") as fh:
+        fh.write("print(f)\n")  # plain.py defines f
+    counted["reset"]()
+    _lint(tmp_path)
+    assert {"fixable.py", "report_only.py", "more.py"} <= set(counted["lint_source"])
+
+
+@pytest.mark.parametrize(
+    "garbage", ["{not json", '{"format": 1, "key": 5}', "[]", '{"format": 1, "files": {"a": 3}}']
+)
+def test_a_corrupt_snapshot_is_ignored_and_rebuilt(write, tmp_path, counted, garbage):
+    _tree(lambda name, text: write(f"t/{name}", text))
+    cold = _lint(tmp_path)
+    (snapshot,) = _snapshots(tmp_path)
+    document = json.loads(snapshot.read_text())
+    if garbage.startswith('{"format": 1, "files"'):  # our key, records of the wrong shape
+        garbage = json.dumps({**document, "files": {"t/pkg/more.py": 3, "x": [1]}})
+    snapshot.write_text(garbage)
+    counted["reset"]()
+    assert _lint(tmp_path) == cold
+    assert counted["prepare"] == 1  # a full run
+    assert json.loads(snapshot.read_text())["key"] == document["key"]  # written again
+    counted["reset"]()
+    assert _lint(tmp_path) == cold and counted["prepare"] == 0
+
+
+def test_an_unreadable_snapshot_is_not_an_error(write, tmp_path):
+    _tree(lambda name, text: write(f"t/{name}", text))
+    cold = _lint(tmp_path)
+    (snapshot,) = _snapshots(tmp_path)
+    snapshot.unlink()
+    snapshot.mkdir()  # neither readable nor replaceable as a file
+    assert _lint(tmp_path) == cold
+    assert _lint(tmp_path) == cold and snapshot.is_dir()
+
+
+def test_fix_check_after_lint_parses_only_fixable_files_then_nothing(write, tmp_path, counted):
+    _tree(lambda name, text: write(f"t/{name}", text))
+    args = ["--cache-dir", str(tmp_path / "cache"), "-j", "1", str(tmp_path / "t")]
+    _lint(tmp_path)
+    counted["reset"]()
+    first = _cli("fix", "--check", "--show-fixes", *args)
+    assert first.exit_code == 1, first.output
+    # report_only.py has findings but nothing to fix, plain.py none: neither is parsed; the
+    # project facts are those the lint kept, not derived again
+    assert set(counted["lint_source"]) == {"fixable.py", "more.py"}
+    assert counted["prepare"] == counted["read"] == 0
+    # only the fixed text is linted: the original's findings are the cached ones
+    assert counted["lint_source"].count("fixable.py") == 1
+    counted["reset"]()
+    second = _cli("fix", "--check", "--show-fixes", *args)
+    assert second.exit_code == 1 and second.output == first.output
+    assert counted["lint_source"] == [] and counted["prepare"] == 0
+    diff = _cli("fix", "--diff", *args)
+    assert counted["lint_source"] == []
+    no_cache = _cli("fix", "--diff", "--no-cache", "-j", "1", str(tmp_path / "t"))
+    assert diff.output == no_cache.output and "torch.amp.autocast" in diff.output
+    assert (tmp_path / "t/pkg/fixable.py").read_text() == FIXABLE  # nothing written
+
+
+def test_fix_after_lint_writes_what_an_uncached_fix_writes(write, tmp_path):
+    for root in ("a", "b"):
+        _tree(lambda name, text, root=root: write(f"{root}/{name}", text))
+    cached = ["--cache-dir", str(tmp_path / "cache"), "-j", "1"]
+    _cli("lint", *cached, str(tmp_path / "a"))
+    _cli("fix", "--check", *cached, str(tmp_path / "a"))  # outcomes kept
+    _cli("fix", *cached, str(tmp_path / "a"))  # written from the kept outcomes
+    _cli("fix", "--no-cache", "-j", "1", str(tmp_path / "b"))
+    for name in ("pkg/fixable.py", "pkg/more.py", "csrc/ptx/k.cu", "setup.py"):
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
+    assert (tmp_path / "a/pkg/fixable.py").read_text() != FIXABLE
+
+
+def test_files_outside_the_list_that_the_facts_read_are_watched(write, tmp_path):
+    """The project facts may read a file that is not linted (a parent CMakeLists.txt, a build
+    helper excluded from the run): the snapshot records it, and a change to it is a change."""
+    from cuda2rocm import warm
+    from cuda2rocm.cache import Cache
+    from cuda2rocm.discover import discover
+    from cuda2rocm.engine import LintResult
+
+    write("t/a.py", REPORT_ONLY)
+    helper = write("outside/helper.cmake", "set(X 1)\n")
+    with warm.watching_reads() as seen:
+        helper.read_bytes()
+        list((tmp_path / "outside").iterdir())
+    assert {str(helper), str(tmp_path / "outside")} <= seen
+    items = list(discover([tmp_path / "t"]))
+    cache = Cache(tmp_path / "cache", "k")
+    snapshot = warm.Snapshot(cache, items)
+    snapshot.started_ns += 10 * warm.RACY_NS  # as if the files were written long before
+    for item in items:
+        snapshot.record(item, item.path.read_bytes())
+    snapshot.save(LintResult(files=1), seen)
+    assert warm.Snapshot(cache, items).unchanged()
+    helper.write_text("set(X 22)\n")
+    assert not warm.Snapshot(cache, items).unchanged()
+
+
+@pytest.mark.parametrize("kind", ["garbage", "foreign-class"])
+def test_kept_facts_that_cannot_be_trusted_are_derived_again(write, tmp_path, counted, kind):
+    """The facts file is unpickled with only the context model's classes allowed: anything
+    else (here a pickle that would call os.system) is refused, and the facts derived anew."""
+    import pickle
+
+    _tree(lambda name, text: write(f"t/{name}", text))
+    args = ["--cache-dir", str(tmp_path / "cache"), "-j", "1", str(tmp_path / "t")]
+    _lint(tmp_path)
+    expected = _cli("fix", "--diff", "--no-cache", "-j", "1", str(tmp_path / "t")).output
+    (facts,) = sorted((tmp_path / "cache").glob("facts-*.pickle"))
+    marker = tmp_path / "pwned"
+
+    class Evil:
+        def __reduce__(self):
+            return (os.system, (f"touch {marker}",))
+
+    token = pickle.loads(facts.read_bytes())[0]
+    facts.write_bytes(b"\x80\x05junk" if kind == "garbage" else pickle.dumps((token, [Evil()])))
+    counted["reset"]()
+    assert _cli("fix", "--diff", *args).output == expected
+    assert counted["prepare"] == 1 and not marker.exists()
+
+
+def test_old_snapshots_and_their_facts_are_pruned(write, tmp_path, monkeypatch):
+    from cuda2rocm import warm
+
+    monkeypatch.setattr(warm, "KEEP", 2)
+    for k in range(4):  # four lists of files: four snapshots written, two kept
+        write(f"t/pkg/extra_{k}.py", REPORT_ONLY)
+        _lint(tmp_path)
+    trees = _snapshots(tmp_path)
+    facts = sorted((tmp_path / "cache").glob("facts-*.pickle"))
+    assert len(trees) == 2 and len(facts) == 2
+    assert {t.stem[5:] for t in trees} == {f.stem[6:] for f in facts}
+
+
+@pytest.fixture
+def memos(monkeypatch):
+    """The FactsMemo of each run, to see which parts of the project facts were kept."""
+    from cuda2rocm import warm
+
+    made: list = []
+    original = warm.FactsMemo.__init__
+
+    def init(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        made.append(self)
+
+    monkeypatch.setattr(warm.FactsMemo, "__init__", init)
+    return made
+
+
+def test_a_changed_file_re_derives_only_the_facts_it_feeds(write, tmp_path, memos):
+    _tree(lambda name, text: write(f"t/{name}", text))
+    write("t/csrc/ptx/other.cu", KERNEL)
+    _lint(tmp_path)
+    (tmp_path / "t/csrc/ptx/other.cu").write_text(KERNEL + "// edited\n")
+    changed = _lint(tmp_path)
+    assert memos[-1].reused == ["python-and-build"]  # the macros were derived again
+    assert changed == _lint(tmp_path, "--no-cache")
+    (tmp_path / "t/pkg/more.py").write_text("import torch\ny = torch.zeros(3, device='hip')\n")
+    changed = _lint(tmp_path)
+    assert memos[-1].reused == ["project-macros"]
+    assert changed == _lint(tmp_path, "--no-cache")
+    (tmp_path / "t/setup.py").write_text(CUDA_ONLY)
+    changed = _lint(tmp_path)
+    assert memos[-1].reused == ["project-macros"]  # setup.py names no macro
+    assert changed == _lint(tmp_path, "--no-cache")
+
+
+def test_a_kept_part_is_derived_again_when_a_file_it_read_changes(tmp_path):
+    """Whatever a part read besides its inputs (an item or not) is part of its key."""
+    from cuda2rocm import warm
+    from cuda2rocm.cache import Cache
+
+    extra = tmp_path / "extra.txt"
+    extra.write_text("one")
+    cache = Cache(tmp_path / "cache", "k")
+    snapshot = warm.Snapshot(cache, [])
+    snapshot.started_ns += 10 * warm.RACY_NS  # as if the file were written long before
+    memo = warm.FactsMemo(snapshot)
+    assert memo.call("part", ["in"], extra.read_text) == "one"
+    warm.save_facts(snapshot, object.__new__(type("L", (), dict.fromkeys(warm.FACTS))), memo)
+    snapshot.save(warm.LintResult())
+
+    def again(inputs):
+        memo = warm.FactsMemo(warm.Snapshot(cache, []))
+        return memo.call("part", inputs, extra.read_text), memo.reused
+
+    assert again(["in"]) == ("one", ["part"])
+    assert again(["other input"]) == ("one", [])
+    extra.write_text("three")
+    assert again(["in"]) == ("three", [])
