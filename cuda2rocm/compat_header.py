@@ -209,7 +209,7 @@ TILE_SHFL = """\
 #if CUDA2ROCM_HIP
 #include <type_traits>
 namespace cuda2rocm_detail {
-template <class T, class Shfl> __device__ __forceinline__ T shfl_words(const T& v, Shfl shfl) {
+template <class T, class Shfl> __device__ __forceinline__ T tile_shfl_words(const T& v, Shfl shfl) {
   int words[(sizeof(T) + sizeof(int) - 1) / sizeof(int)] = {};
   __builtin_memcpy(words, &v, sizeof(T));
   for (unsigned i = 0; i < sizeof(words) / sizeof(int); ++i) words[i] = shfl(words[i]);
@@ -227,7 +227,8 @@ using if_other = typename std::enable_if<!std::is_arithmetic<T>::value, T>::type
   cuda2rocm_tile_##NAME(const Tile& g, T v, ARG a) { return g.NAME(v, a); }                   \\
   template <class Tile, class T> __device__ __forceinline__ cuda2rocm_detail::if_other<T>      \\
   cuda2rocm_tile_##NAME(const Tile& g, const T& v, ARG a) {                                   \\
-    return cuda2rocm_detail::shfl_words(v, [&](int w) { return __##NAME(w, a, g.size()); });  \\
+    return cuda2rocm_detail::tile_shfl_words(                                                  \\
+        v, [&](int w) { return __##NAME(w, a, g.size()); });                                   \\
   }
 #else
 #define CUDA2ROCM_TILE_SHFL(NAME, ARG)                                       \\

@@ -28,11 +28,28 @@ _HOST_ONLY = re.compile(
     r"|C10_THROW_ERROR|std::(?:cout|cerr|clog|string|vector|map|runtime_error|ostream|"
     r"stringstream|ifstream|ofstream|thread|mutex)|fprintf|fopen|exit|abort)\b"
 )
+#: Calls whose device-side meaning is known: math functions and vector-type constructors.
+_MATH = re.compile(
+    r"^(?:std::|::)?(?:sqrt|rsqrt|cbrt|rcbrt|exp|exp2|exp10|expm1|log|log2|log10|log1p|pow|fabs|abs|"
+    r"fmin|fmax|min|max|floor|ceil|round|rint|trunc|fma|fmod|sin|cos|tan|asin|acos|atan|atan2|"
+    r"sinh|cosh|tanh|erf|erfc|hypot|copysign|isnan|isinf|isfinite|signbit)f?$"
+    r"|^(?:glm::)?[iu]?(?:vec|mat)[2-4](?:x[2-4])?$|^(?:make_)?(?:float|int|uint|double)[1-4]$"
+)
 #: Device-side work a plain `#else` does not replace: atomics, barriers, warp exchange, asm.
 _DEVICE_ONLY = re.compile(
     r"\b(atomic\w*|__sync\w*|__syncthreads\w*|__shfl\w*|__ballot\w*|__any\w*|__all\w*"
     r"|__activemask|__threadfence\w*|asm|cooperative_groups|cg::\w+)\b"
 )
+
+
+def _declared_name(function):
+    """The name a function definition declares (through pointer/reference declarators)."""
+    declarator = function.child_by_field_name("declarator")
+    while declarator is not None and declarator.type not in ("identifier", "field_identifier"):
+        if declarator.type in ("qualified_identifier", "destructor_name", "operator_name"):
+            return declarator
+        declarator = declarator.child_by_field_name("declarator")
+    return declarator
 
 
 class Rule(CppRule):
@@ -143,9 +160,29 @@ class Rule(CppRule):
         alternative = branch.child_by_field_name("alternative")
         if alternative is None or _HOST_ONLY.search(self.view.text(alternative)):
             return True
+        if not self._only_known_calls(alternative):
+            return True  # a call this file does not show to be device code: unknown
         view = self.view
         device = view.source.text[view.char(branch.start_byte) : view.char(alternative.start_byte)]
         return bool(_DEVICE_ONLY.search(device))
+
+    def _only_known_calls(self, alternative) -> bool:
+        """Every call in the `#else` is a math function (`sqrtf`, `std::sqrt`, ...), a vector
+        type's constructor (`float3`, `vec3`, `make_float2`), `assert`, or a function this file
+        defines: code whose device-side meaning the file shows."""
+        view = self.view
+        defined = {view.text(d) for f in view.functions if (d := _declared_name(f)) is not None}
+        stack = [alternative]
+        while stack:
+            node = stack.pop()
+            stack.extend(node.children)
+            if node.type != "call_expression":
+                continue
+            callee = node.child_by_field_name("function")
+            name = view.text(callee).strip() if callee is not None else ""
+            if not (_MATH.match(name) or name in defined or name == "assert"):
+                return False
+        return True
 
     def _other_branch_end(self, branch) -> int | None:
         """End of the `#else` branch of a device-pass test inside a device function: the code

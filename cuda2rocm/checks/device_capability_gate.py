@@ -253,7 +253,9 @@ def is_test_or_benchmark(path: str) -> bool:
     """A test module or a benchmark script, by the layout pytest and most projects use: a
     `tests/` or `benchmarks/` folder, or a `test_*.py` / `*_test.py` / `bench_*.py` name."""
     parts = re.split(r"[\\/]", path)
-    return bool(_TEST_DIRS.intersection(parts[:-1])) or bool(_TEST_NAME.match(parts[-1]))
+    # The two folders above the file: where the project keeps it (a checkout that itself sits
+    # under someone's `tests/` folder is not a test module for that).
+    return bool(_TEST_DIRS.intersection(parts[-3:-1])) or bool(_TEST_NAME.match(parts[-1]))
 
 
 #: Capabilities ROCm reports (GFX IP major, minor) for the GPUs current ROCm supports:
