@@ -172,12 +172,7 @@ class Rule(CppRule):
         defines: code whose device-side meaning the file shows."""
         view = self.view
         defined = {view.text(d) for f in view.functions if (d := _declared_name(f)) is not None}
-        stack = [alternative]
-        while stack:
-            node = stack.pop()
-            stack.extend(node.children)
-            if node.type != "call_expression":
-                continue
+        for node in cpp.nodes_of_type(alternative, "call_expression"):
             callee = node.child_by_field_name("function")
             name = view.text(callee).strip() if callee is not None else ""
             if not (_MATH.match(name) or name in defined or name == "assert"):

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from cuda2rocm.frontends.cpp import CppRule, hip_excluded
+from cuda2rocm.frontends.cpp import CppRule, ancestors, hip_excluded
 
 SYNC = {
     "__shfl_sync": "cuda2rocm_shfl_sync",
@@ -61,6 +61,11 @@ def _callee(view, call) -> str:
 def _args(call) -> list:
     args = call.child_by_field_name("arguments")
     return [a for a in args.named_children if a.type != "comment"] if args else []
+
+
+def _function_of(node):
+    """The function definition around `node`, or None."""
+    return next((a for a in ancestors(node) if a.type == "function_definition"), None)
 
 
 def _is_full(view, node) -> bool:
@@ -150,9 +155,7 @@ class Rule(CppRule):
         if mask.type != "identifier" or not view.wide_mask_types:
             return False
         name = view.text(mask)
-        function = call
-        while function is not None and function.type != "function_definition":
-            function = function.parent
+        function = _function_of(call)
         if function is None:
             return False
         stack = [function]
@@ -210,9 +213,7 @@ class Rule(CppRule):
         HIP's default width (the wavefront, 64 on CDNA) the upper half reads the lower one
         (gsplat: `queue_idx = __shfl_sync(~0u, queue_idx, 0)` after lane `tid & 31 == 0`
         took it), so renaming alone would compile to wrong results."""
-        function = call
-        while function is not None and function.type != "function_definition":
-            function = function.parent
+        function = _function_of(call)
         if function is None:
             return False
         stack = [function]

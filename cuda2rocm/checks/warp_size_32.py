@@ -23,6 +23,7 @@ from cuda2rocm.frontends.cpp import (
     hip_excluded,
     identifiers,
     initializations,
+    nodes_of_type,
 )
 from cuda2rocm.model import Severity
 
@@ -174,12 +175,7 @@ class Rule(CppRule):
         scope = scope or view.tree.root_node
         word = re.compile(rf"\b{re.escape(name)}\b")
         found = False
-        stack = [scope]
-        while stack:
-            node = stack.pop()
-            stack.extend(node.children)
-            if node.type != "subscript_expression":
-                continue
+        for node in nodes_of_type(scope, "subscript_expression"):
             base = node.child_by_field_name("argument")
             if base is None or not word.search(view.text(base)) or hip_excluded(view, node):
                 continue
