@@ -389,6 +389,12 @@ def _receiver(view, node) -> str | None:
 
 def _group_variables(view) -> set[str]:
     """Variables and parameters declared as (or initialised from) cooperative groups."""
+    return _declared_where(view, lambda text: any(t in text for t in _GROUP_TYPES))
+
+
+def _declared_where(view, matches) -> set[str]:
+    """Names declared by declarations and parameters whose text `matches`, and by
+    `cg::thread_block_tile<32> warp = ...` statements (parsed as comparisons in a body)."""
     names: set[str] = set()
     stack = [view.tree.root_node]
     while stack:
@@ -396,11 +402,9 @@ def _group_variables(view) -> set[str]:
         if node.type in ("comment", "string_literal", "raw_string_literal", "char_literal"):
             continue
         if node.type in ("declaration", "parameter_declaration"):
-            text = view.text(node)
-            if any(t in text for t in _GROUP_TYPES):
+            if matches(view.text(node)):
                 names.update(_declared(view, node))
         elif node.type == "expression_statement":
-            # `cg::thread_block_tile<32> warp = ...` parses as a comparison in a function body.
             names.update(_TEMPLATE_DECL.findall(view.text(node)))
         stack.extend(node.children)
     return names
@@ -418,19 +422,7 @@ def _declared(view, node) -> list[str]:
 
 def _static_tiles(view) -> set[str]:
     """Variables and parameters declared as tiles of a compile-time size."""
-    names: set[str] = set()
-    stack = [view.tree.root_node]
-    while stack:
-        node = stack.pop()
-        if node.type in ("comment", "string_literal", "raw_string_literal", "char_literal"):
-            continue
-        if node.type in ("declaration", "parameter_declaration"):
-            if _STATIC_TILE.search(view.text(node)):
-                names.update(_declared(view, node))
-        elif node.type == "expression_statement":
-            names.update(_TEMPLATE_DECL.findall(view.text(node)))
-        stack.extend(node.children)
-    return names
+    return _declared_where(view, lambda text: _STATIC_TILE.search(text) is not None)
 
 
 def _declared_type(value: str, before: str) -> str:
