@@ -131,13 +131,18 @@ def _lint_one(linter: Linter, work: tuple[int, Found, bytes, str | None]) -> lis
 
 
 def _python_and_build_context(
-    linter: Linter, items: list[Found], have: dict[int, bytes], memo: warm.FactsMemo
+    linter: Linter,
+    items: list[Found],
+    have: dict[int, bytes],
+    memo: warm.FactsMemo,
+    off: dict[str, str],
 ) -> str:
     """The project's Python flags and build membership, built once; the digest goes into every
-    file's cache key, since it changes what is guarded."""
+    file's cache key, since it changes what is guarded. `off`: the run's NVIDIA-only CMake
+    options (computed once in `prepare`)."""
     import hashlib
 
-    from cuda2rocm.context import nvidia_options, vendor_only
+    from cuda2rocm.context import vendor_only
     from cuda2rocm.context.build import membership
     from cuda2rocm.context.python_paths import ProjectIndex
 
@@ -154,12 +159,12 @@ def _python_and_build_context(
 
     def derive():
         index = ProjectIndex.build((p, d) for p, _, lang, d in files if lang == "python")
-        members = membership(files, root, sources)
+        members = membership(files, root, sources, off)
         members.components += vendor_only.components(files, root)
         return index, members
 
     inputs = [str(root), [(str(p), shown, lang, content_hash(d)) for p, shown, lang, d in files]]
-    if nvidia_options.options((p, shown, d) for p, shown, lang, d in files if lang == "cmake"):
+    if off:
         # membership then reads the C/C++ sources too (headers an NVIDIA-only option lists)
         inputs.append([(str(p), content_hash(d)) for p, d in sources])
     linter.python_index, linter.build_membership = memo.call("python-and-build", inputs, derive)
@@ -344,7 +349,7 @@ def prepare(
         ),
     )
     linter.extension_bindings = _extension_bindings(linter, have, python, items)
-    linter.context_key = _python_and_build_context(linter, items, have, memo)
+    linter.context_key = _python_and_build_context(linter, items, have, memo, off)
     linter.context_key += (
         "+ext"
         + hashlib.blake2b(linter.extension_bindings.digest.encode(), digest_size=8).hexdigest()

@@ -228,14 +228,10 @@ class Rule(NameAware):
             return False
         if len(assign.targets) != 1 or not isinstance(assign.targets[0].target, cst.Name):
             return False
-        target = assign.targets[0].target
-        scope = self.get_metadata(ScopeProvider, target, None)
-        if scope is None:
+        found = self.single_assignment(assign.targets[0].target)
+        if found is None:
             return False
-        assignments = list(scope.assignments[target.value])
-        if len(assignments) != 1:
-            return False
-        refs = [r.node for r in assignments[0].references if isinstance(r.node, cst.Name)]
+        refs = [r.node for r in found[0].references if isinstance(r.node, cst.Name)]
         return bool(refs) and all(self._flag_guard.rocm_aware(r) for r in refs)
 
     def _keeps_nvcc_from_hip(self, node: cst.CSTNode) -> bool:

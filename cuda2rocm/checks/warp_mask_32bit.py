@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from cuda2rocm.frontends.cpp import CppRule, ancestors, hip_excluded
+from cuda2rocm.frontends.cpp import CppRule, ancestors, hip_excluded, nodes_of_type
 
 SYNC = {
     "__shfl_sync": "cuda2rocm_shfl_sync",
@@ -216,12 +216,7 @@ class Rule(CppRule):
         function = _function_of(call)
         if function is None:
             return False
-        stack = [function]
-        while stack:
-            node = stack.pop()
-            stack.extend(node.children)
-            if node.type != "number_literal":
-                continue
+        for node in nodes_of_type(function, "number_literal"):
             value = self.view.text(node).rstrip("uUlL")
             if value in ("31", "32", "0x1f", "0x1F", "0x20"):
                 return True

@@ -979,10 +979,12 @@ def membership(
     files: Iterable[tuple[Path, str, str, bytes]],
     root: Path | None = None,
     sources: Iterable[tuple[Path, bytes]] | None = None,
+    off: dict[str, str] | None = None,
 ) -> Membership:
     """Components of a run: `files` holds (path, display, language, bytes) of its Python and
     CMake files; `sources` (path, bytes) its C/C++ files, to tell whether a header that an
-    NVIDIA-only option lists is still included by code ROCm compiles (None: assume it is)."""
+    NVIDIA-only option lists is still included by code ROCm compiles (None: assume it is);
+    `off` the run's NVIDIA-only options when the caller has them (`nvidia_options.options`)."""
     files = list(files)
     companions: dict[str, bool | None] = {}
     for _, _, language, data in files:
@@ -990,9 +992,10 @@ def membership(
             for name, value in rocm_companions(data.decode("utf-8", "replace")).items():
                 companions[name] = value if companions.get(name, value) == value else None
     known = {n: v for n, v in companions.items() if v is not None}
-    from cuda2rocm.context import nvidia_options
+    if off is None:
+        from cuda2rocm.context import nvidia_options
 
-    off = nvidia_options.options((p, d, data) for p, d, _, data in files)
+        off = nvidia_options.options((p, d, data) for p, d, _, data in files)
     cmake_files = [(p, d, data) for p, d, language, data in files if language == "cmake"]
     flow = build_flow(data.decode("utf-8", "replace") for _, _, data in cmake_files)
     callers = CallSites((p, d) for p, _, language, d in files if language == "python")

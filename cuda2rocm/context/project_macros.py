@@ -99,8 +99,8 @@ class ProjectMacros:
                     if not where or (live is not False and not may):
                         where = f"{path}:{line}"
                     self.sites[p][name] = (may or live is not False, where)
-        self.wavefronts = wavefront_constants(self, plain)
         reachable = self._hip_reachable()
+        self.wavefronts = wavefront_constants(self, plain, reachable)
         self.mask_free_macros = warp_masks.mask_free_macros(self.texts, reachable)
         self.wide_mask_types = warp_masks.wide_mask_types(self.texts, reachable)
         self.runtime_first = runtime_provided.runtime_first(self.texts, self._find)
@@ -349,27 +349,26 @@ def _wave_tested(text: str, offset: int) -> bool:
     return bool(stack) and bool(_WAVE_TEST.search(stack[-1]))
 
 
-def wavefront_constants(project: ProjectMacros, plain: Mapping[str, str]) -> dict[str, str]:
+def wavefront_constants(
+    project: ProjectMacros, plain: Mapping[str, str], reachable: Callable[[str, int], bool]
+) -> dict[str, str]:
     """Warp-size constants that follow the wavefront in a ROCm build: every definition of the
     name in the run that some HIP pass may compile follows the wavefront (`64`,
     `rocprim::arch::wavefront::max_size()`, `warpSize`) or is a 32 under a wavefront-size test
     (faiss's `#ifdef USE_AMD_ROCM` / `#if __AMDGCN_WAVEFRONT_SIZE == 32u`), and at least one is
     compiled. Definitions in code every HIP pass skips (the CUDA `#else`) do not count; any
-    ROCm-reachable bare 32 keeps the name reported. `plain`: files with no directive."""
+    ROCm-reachable bare 32 keeps the name reported. `plain`: files with no directive (every
+    line compiled); `reachable(path, line)`: whether a HIP pass may compile a line of the others."""
     sites: dict[str, list[tuple[bool, str]]] = {}
     for path, text in [*project.texts.items(), *plain.items()]:
         if not _WARP_HINT.search(text):
             continue
-        model = None if path in project.texts else preprocessor.LineModel([], [], [])
+        directives = path in project.texts
         for m in _WARP_DEFINITION.finditer(text):
             name = m.group("macro") or m.group("name")
             value = m.group("mvalue") if m.group("macro") else m.group("value")
-            if model is None:
-                built = bool(project.torch_built and project.torch_built(path))
-                passes = [p for p in preprocessor.passes_for(path, built) if p != "cxx"]
-                model = preprocessor.combine(project._scan(path, p) for p in passes)
             line = text.count("\n", 0, m.start()) + 1
-            if model.value(line) is False:
+            if directives and not reachable(path, line):
                 continue  # only the CUDA build compiles it
             fine = _follows_wavefront(value) or (_is_32(value) and _wave_tested(text, m.start()))
             sites.setdefault(name, []).append((fine, f"{path}:{line}"))
