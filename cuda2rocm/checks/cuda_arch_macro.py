@@ -42,16 +42,6 @@ _DEVICE_ONLY = re.compile(
 )
 
 
-def _declared_name(function):
-    """The name a function definition declares (through pointer/reference declarators)."""
-    declarator = function.child_by_field_name("declarator")
-    while declarator is not None and declarator.type not in ("identifier", "field_identifier"):
-        if declarator.type in ("qualified_identifier", "destructor_name", "operator_name"):
-            return declarator
-        declarator = declarator.child_by_field_name("declarator")
-    return declarator
-
-
 class Rule(CppRule):
     def check(self) -> None:
         view = self.view
@@ -171,7 +161,7 @@ class Rule(CppRule):
         type's constructor (`float3`, `vec3`, `make_float2`), `assert`, or a function this file
         defines: code whose device-side meaning the file shows."""
         view = self.view
-        defined = {view.text(d) for f in view.functions if (d := _declared_name(f)) is not None}
+        defined = {cpp.function_name(view, f) for f in view.functions} - {""}
         for node in cpp.nodes_of_type(alternative, "call_expression"):
             callee = node.child_by_field_name("function")
             name = view.text(callee).strip() if callee is not None else ""

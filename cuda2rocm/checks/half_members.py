@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from tree_sitter import Node
 
-from cuda2rocm.frontends.cpp import CppRule, hip_excluded
+from cuda2rocm.frontends.cpp import CppRule, enclosing_function, hip_excluded
 from cuda2rocm.model import Severity
 
 HALF2 = frozenset({"half2", "__half2", "at::Half2"})
@@ -47,7 +47,7 @@ class Rule(CppRule):
             if kind in RAW:
                 self._raw(node, kind)
             any_half = any_half or kind in HALF2 or kind in HALF
-            function = _function_of(node)
+            function = enclosing_function(node)
             for decl in node.children_by_field_name("declarator"):
                 name = _declared_name(decl)
                 if name is None:
@@ -94,7 +94,7 @@ class Rule(CppRule):
         view = self.view
         while node is not None:
             if node.type == "identifier":
-                function = _function_of(node)
+                function = enclosing_function(node)
                 local = self.scopes.get(function.start_byte, {}) if function is not None else {}
                 name = view.text(node)
                 # The nearest declaration before the use (`#if` branches may each declare it).
@@ -152,12 +152,3 @@ def _declared_name(decl: Node) -> Node | None:
     while decl is not None and decl.type not in ("identifier", "field_identifier"):
         decl = decl.child_by_field_name("declarator")
     return decl
-
-
-def _function_of(node: Node) -> Node | None:
-    current = node.parent
-    while current is not None:
-        if current.type == "function_definition":
-            return current
-        current = current.parent
-    return None

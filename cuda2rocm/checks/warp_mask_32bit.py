@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from cuda2rocm.frontends.cpp import CppRule, ancestors, hip_excluded, nodes_of_type
+from cuda2rocm.frontends.cpp import CppRule, enclosing_function, hip_excluded, nodes_of_type
 
 SYNC = {
     "__shfl_sync": "cuda2rocm_shfl_sync",
@@ -61,11 +61,6 @@ def _callee(view, call) -> str:
 def _args(call) -> list:
     args = call.child_by_field_name("arguments")
     return [a for a in args.named_children if a.type != "comment"] if args else []
-
-
-def _function_of(node):
-    """The function definition around `node`, or None."""
-    return next((a for a in ancestors(node) if a.type == "function_definition"), None)
 
 
 def _is_full(view, node) -> bool:
@@ -155,7 +150,7 @@ class Rule(CppRule):
         if mask.type != "identifier" or not view.wide_mask_types:
             return False
         name = view.text(mask)
-        function = _function_of(call)
+        function = enclosing_function(call)
         if function is None:
             return False
         stack = [function]
@@ -213,7 +208,7 @@ class Rule(CppRule):
         HIP's default width (the wavefront, 64 on CDNA) the upper half reads the lower one
         (gsplat: `queue_idx = __shfl_sync(~0u, queue_idx, 0)` after lane `tid & 31 == 0`
         took it), so renaming alone would compile to wrong results."""
-        function = _function_of(call)
+        function = enclosing_function(call)
         if function is None:
             return False
         for node in nodes_of_type(function, "number_literal"):

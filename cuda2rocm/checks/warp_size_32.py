@@ -20,6 +20,8 @@ from cuda2rocm.frontends.cpp import (
     CppRule,
     CppView,
     ancestors,
+    enclosing_function,
+    function_name,
     hip_excluded,
     identifiers,
     initializations,
@@ -306,7 +308,7 @@ class Rule(CppRule):
         spans = [(function.start_byte, function.end_byte)]
         called = {callee(view, c).split("<", 1)[0].strip() for c in self._calls_in(function)}
         for other in view.functions:
-            if other.start_byte != function.start_byte and _function_name(view, other) in called:
+            if other.start_byte != function.start_byte and function_name(view, other) in called:
                 spans.append((other.start_byte, other.end_byte))
         inside = [
             c
@@ -347,7 +349,7 @@ class Rule(CppRule):
             return
         if in_wave32_branch(self.view, node):
             return
-        function = _function_of(node)
+        function = enclosing_function(node)
         if function is not None and self._logical_groups(function):
             return
         if not fixable:
@@ -397,7 +399,7 @@ class Rule(CppRule):
         constants: dict[str, bool] = {}
         for node, _, _ in pending:
             name = _defined_name(self.view, node)
-            if _function_of(node) is None and name is not None:
+            if enclosing_function(node) is None and name is not None:
                 users = [k for k, f in every.items() if name in _names(self.view, f)]
                 constants[name] = all(fixable_fn[k] for k in users)
         for k, f in every.items():
@@ -405,7 +407,7 @@ class Rule(CppRule):
             if any(not ok and name in names for name, ok in constants.items()):
                 fixable_fn[k] = False
         for node, what, replacement in pending:
-            function = _function_of(node)
+            function = enclosing_function(node)
             if function is None:
                 name = _defined_name(self.view, node)
                 fixable = constants.get(name, False) if name is not None else False
@@ -530,21 +532,6 @@ def _definitions_of(view: CppView, name: str) -> list[str]:
         text = view.text(value).strip("{}() ") if value is not None else "?"
         values.append(text.rstrip("uUlL"))
     return values
-
-
-def _function_name(view: CppView, function) -> str:
-    """The plain name a function definition declares (`warp_reduce_max`), or ""."""
-    declarator = function.child_by_field_name("declarator")
-    while declarator is not None and declarator.type != "function_declarator":
-        declarator = declarator.child_by_field_name("declarator")
-    inner = declarator.child_by_field_name("declarator") if declarator is not None else None
-    return view.text(inner) if inner is not None and inner.type == "identifier" else ""
-
-
-def _function_of(node):
-    while node is not None and node.type != "function_definition":
-        node = node.parent
-    return node
 
 
 def _descendants(node):

@@ -565,6 +565,21 @@ def ancestors(node: tree_sitter.Node) -> Iterator[tree_sitter.Node]:
         current = current.parent
 
 
+def enclosing_function(node: tree_sitter.Node) -> tree_sitter.Node | None:
+    """The function definition around `node` (not `node` itself), or None."""
+    return next((a for a in ancestors(node) if a.type == "function_definition"), None)
+
+
+def function_name(view: CppView, function: tree_sitter.Node) -> str:
+    """The plain name a function definition declares (`warp_reduce_max`), or "" (a qualified
+    or operator name)."""
+    declarator = function.child_by_field_name("declarator")
+    while declarator is not None and declarator.type != "function_declarator":
+        declarator = declarator.child_by_field_name("declarator")
+    inner = declarator.child_by_field_name("declarator") if declarator is not None else None
+    return view.text(inner) if inner is not None and inner.type == "identifier" else ""
+
+
 def run_rules(
     source: SourceFile,
     rules: Iterable[tuple[RuleSpec, type[CppRule]]],
