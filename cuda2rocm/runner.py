@@ -302,6 +302,7 @@ def prepare(
     from cuda2rocm.context import build_defines, nvidia_options
     from cuda2rocm.context.project_macros import ProjectMacros
     from cuda2rocm.context.python_hipify import python_hipified_dirs
+    from cuda2rocm.context.unbuilt import UNBUILT_TOKENS, unbuilt_sources
 
     memo = memo or warm.FactsMemo()
     have = {} if have is None else have
@@ -330,6 +331,7 @@ def prepare(
     ]
     off = nvidia_options.options(cmake)
     embedded = [d.decode("utf-8", "replace") for _, d in python if b"#include" in d]
+    python_builds = [d for _, d in python if any(t in d for t in UNBUILT_TOKENS)]
     inputs = [
         [
             (item.display, content_hash(have[index]))
@@ -340,12 +342,17 @@ def prepare(
         sorted(str(d) for d in linter.torch_built_dirs),
         [(str(p), shown, content_hash(d)) for p, shown, d in cmake],
         [content_hash(t.encode()) for t in embedded],
+        [content_hash(d) for d in python_builds],
     ]
     linter.project_macros = memo.call(
         "project-macros",
         inputs,
         lambda: ProjectMacros.build(
-            texts, build_defines.index(builds, off), linter.torch_built_for, embedded
+            texts,
+            build_defines.index(builds, off),
+            linter.torch_built_for,
+            embedded,
+            unbuilt_sources(cmake, python_builds),
         ),
     )
     linter.extension_bindings = _extension_bindings(linter, have, python, items)

@@ -105,6 +105,8 @@ class Membership:
     cmake_texts: list[tuple[str, str]] = field(default_factory=list)
     #: Vendor selectors and constants of the run's CMake files (`cmake_flow`).
     flow: Flow | None = None
+    #: Sources no build of the run compiles (`context.unbuilt`): resolved path -> why.
+    unbuilt: dict[Path, str] = field(default_factory=dict)
 
     def cmake_reason(self, text: str) -> Callable[[int], str]:
         """For a CMake file: line -> why a ROCm configure never runs it ("" when it may): a
@@ -170,7 +172,9 @@ class Membership:
         if other:
             return other
         c = self.component(path)
-        return c.reason_for(Path(path).resolve()) if c is not None else ""
+        if c is not None:
+            return c.reason_for(Path(path).resolve())
+        return self.unbuilt.get(Path(path).resolve(), "") if self.unbuilt else ""
 
 
 def accelerator(path: str, text: str = "") -> str:
@@ -1027,7 +1031,19 @@ def membership(
         for _, display, language, data in files
         if language == "cmake"
     ]
-    return Membership(found, known, off, texts, flow)
+    from cuda2rocm.context.unbuilt import UNBUILT_TOKENS, unbuilt_sources
+
+    unbuilt: dict[Path, str] = {}
+    with contextlib.suppress(RecursionError, OSError, ValueError):
+        unbuilt = unbuilt_sources(
+            cmake_files,
+            (
+                d
+                for _, _, language, d in files
+                if language == "python" and any(t in d for t in UNBUILT_TOKENS)
+            ),
+        )
+    return Membership(found, known, off, texts, flow, unbuilt if cmake_files else {})
 
 
 def _included_headers(
