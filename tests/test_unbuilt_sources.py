@@ -35,7 +35,7 @@ FMHA = """\
 #endif
 int fmha() { return 0; }
 """
-EXAMPLE = "#include <cutlass/cutlass.h>\n#include \"kernel.hpp\"\nint main() { return 0; }\n"
+EXAMPLE = '#include <cutlass/cutlass.h>\n#include "kernel.hpp"\nint main() { return 0; }\n'
 
 
 def _tree(root: Path, **changes: str) -> None:

@@ -116,9 +116,21 @@ class Membership:
         )
         code = re.sub(r"#[^\n]*", "", text)
         lines = code.splitlines()
+        # An `if(...)` line whose own branch a ROCm configure never takes: the condition only
+        # selects that branch (FBGEMM's `if(FBGEMM_BUILD_VARIANT STREQUAL BUILD_VARIANT_CUDA)`
+        # around sources its ROCm variant leaves out), so a finding about the branch there is
+        # about code ROCm never runs.
+        opens: dict[int, str] = {}
+        if regions:
+            starts = {start: why for start, _, why in regions}
+            for _, argument, line in _commands(code, {"if", "elseif"}):
+                why = starts.get(line + argument.count("\n") + 1)
+                if why:
+                    opens[line] = f"the condition of a branch {why.replace('under ', '', 1)}"
 
         def reason(line: int) -> str:
             why = next((why for start, end, why in regions if start <= line <= end), "")
+            why = why or opens.get(line, "")
             if why or not 0 < line <= len(lines):
                 return why
             m = _SET.match(lines[line - 1])
