@@ -226,7 +226,12 @@ class Rule(CppRule):
                 severity = Severity.INFO if has_fallback(view, branch) else None
                 if severity is not None:
                     message += "; ROCm compiles the other side of this `#if`, so nothing is lost"
-                if _true_on_rocm(view, node, sides, version) and not stops:
+                true_on_rocm = _true_on_rocm(view, node, sides, version)
+                if not true_on_rocm and node == cond and _rocm_branch_follows(view, branch):
+                    # `#if CUDART_VERSION >= 12000 <cuda_fp8.h> #elif defined(USE_ROCM) ...
+                    # <hip/hip_fp8.h>`: false on ROCm, which goes on to its own branch.
+                    break
+                if true_on_rocm and not stops:
                     self.report(
                         where,
                         message + " (no automatic fix: ROCm takes this branch now)",
@@ -285,6 +290,20 @@ _VERSION_HEADERS = {
 }
 _CUDA_API = re.compile(r"\b(?:cu[A-Z]\w*|CU[A-Z_]\w*|cuda[A-Z]\w*|__cuda\w*)\b")
 _COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/|\"(?:\\.|[^\"\\\n])*\"", re.S)
+
+
+def _rocm_branch_follows(view, branch) -> bool:
+    """A later `#elif` of the chain tests a ROCm/HIP macro: the project routes ROCm there."""
+    alternative = branch.child_by_field_name("alternative")
+    while alternative is not None and alternative.type == "preproc_elif":
+        cond = alternative.child_by_field_name("condition")
+        if (
+            cond is not None
+            and {view.text(n) for n in _walk(cond) if n.type == "identifier"} & ROCM_AWARE
+        ):
+            return True
+        alternative = alternative.child_by_field_name("alternative")
+    return False
 
 
 def _body_end(view, branch) -> int | None:
