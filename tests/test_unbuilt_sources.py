@@ -128,6 +128,22 @@ def test_an_added_folder_or_a_computed_add_subdirectory_keeps_it_reported(tmp_pa
     assert len(_unbuilt(tmp_path)) == 2
 
 
+def test_an_included_cmakelists_or_an_external_project_source_dir_builds_it(tmp_path):
+    included = (
+        OPS_CMAKE + "include(${CMAKE_CURRENT_SOURCE_DIR}/attention/vendored/CMakeLists.txt)\n"
+    )
+    _tree(tmp_path, **{"ops/CMakeLists.txt": included})
+    assert _unbuilt(tmp_path) == set()
+    external = OPS_CMAKE + (
+        "ExternalProject_Add(examples SOURCE_DIR ${CMAKE_CURRENT_SOURCE_DIR}/attention/vendored)\n"
+    )
+    _tree(tmp_path, **{"ops/CMakeLists.txt": external})
+    assert _unbuilt(tmp_path) == set()
+    literal = OPS_CMAKE + "ExternalProject_Add(examples SOURCE_DIR attention/vendored)\n"
+    _tree(tmp_path, **{"ops/CMakeLists.txt": literal})
+    assert _unbuilt(tmp_path) == set()
+
+
 def test_without_the_project_root_in_the_run_nothing_is_unbuilt(tmp_path):
     # Linting the sub-folder alone: the build that adds (or not) the folder is not in the run.
     _tree(tmp_path)

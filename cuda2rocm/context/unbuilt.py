@@ -14,10 +14,11 @@ A source counts as unbuilt only when all of this is read from the run's files:
   sub-directory file, not a project one configures alone);
 - an enclosing folder of the run holds the project's `CMakeLists.txt` (one with `project()`):
   the build the user came to port is in the run;
-- no CMake file of the run adds its folder: no `add_subdirectory()` names it, and every
-  `add_subdirectory()` / `include()` whose argument is computed (`${ASMJIT_SRC_DIR}`) reads
-  a variable the run `set()`s, only to paths that end in another folder's name (a variable the
-  run never sets, `-D` from outside, keeps everything unknown);
+- no CMake file of the run adds its folder: no `add_subdirectory()`, `include(<dir>/
+  CMakeLists.txt)` or `SOURCE_DIR` (ExternalProject_Add, FetchContent_Declare) names it, and
+  every such argument that is computed (`${ASMJIT_SRC_DIR}`) reads a variable the run `set()`s,
+  only to paths that end in another folder's name (a variable the run never sets, `-D` from
+  outside, keeps everything unknown);
 - no other file of the run names it: no glob or source list of another CMake file matches it
   (globs matched as GLOB_RECURSE, the wider reading), and no Python build file mentions its
   name.
@@ -102,6 +103,8 @@ def _sets(texts: Iterable[str]) -> dict[str, list[str]]:
 def _computed_may_reach(word: str, folder: Path, sets: dict[str, list[str]]) -> bool:
     """Whether a computed `add_subdirectory`/`include` argument may name `folder`."""
     tail = _VAR.sub("", word).strip("/")
+    if tail.endswith("CMakeLists.txt"):  # include(<dir>/CMakeLists.txt)
+        tail = str(PurePosixPath(tail).parent).strip("./")
     if tail:
         return PurePosixPath(tail).name == folder.name
     for name in _VAR.findall(word):
@@ -132,6 +135,15 @@ def unbuilt_sources(
     computed: list[str] = []
     for path, _, text in files:
         for name, words in _commands(text):
+            # ExternalProject_Add / FetchContent_Declare(... SOURCE_DIR <dir> ...) configure
+            # <dir> as a project of its own.
+            for i, word in enumerate(words[:-1]):
+                if word == "SOURCE_DIR":
+                    target = words[i + 1]
+                    if "${" in target or "$<" in target:
+                        computed.append(target)
+                    else:
+                        added.add((path.parent / target).resolve())
             if name in ("add_subdirectory", "include") and words:
                 word = words[0]
                 if "${" in word or "$<" in word:
