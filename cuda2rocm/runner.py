@@ -159,7 +159,7 @@ def _python_and_build_context(
 
     def derive():
         index = ProjectIndex.build((p, d) for p, _, lang, d in files if lang == "python")
-        members = membership(files, root, sources, off)
+        members = membership(files, root, sources, off, linter.torch_built_for)
         members.components += vendor_only.components(files, root)
         return index, members
 
@@ -302,7 +302,7 @@ def prepare(
     from cuda2rocm.context import build_defines, nvidia_options
     from cuda2rocm.context.project_macros import ProjectMacros
     from cuda2rocm.context.python_hipify import python_hipified_dirs
-    from cuda2rocm.context.unbuilt import UNBUILT_TOKENS, unbuilt_sources
+    from cuda2rocm.context.unbuilt import unbuilt_sources
 
     memo = memo or warm.FactsMemo()
     have = {} if have is None else have
@@ -331,7 +331,6 @@ def prepare(
     ]
     off = nvidia_options.options(cmake)
     embedded = [d.decode("utf-8", "replace") for _, d in python if b"#include" in d]
-    python_builds = [d for _, d in python if any(t in d for t in UNBUILT_TOKENS)]
     inputs = [
         [
             (item.display, content_hash(have[index]))
@@ -342,7 +341,6 @@ def prepare(
         sorted(str(d) for d in linter.torch_built_dirs),
         [(str(p), shown, content_hash(d)) for p, shown, d in cmake],
         [content_hash(t.encode()) for t in embedded],
-        [content_hash(d) for d in python_builds],
     ]
     linter.project_macros = memo.call(
         "project-macros",
@@ -352,7 +350,7 @@ def prepare(
             build_defines.index(builds, off),
             linter.torch_built_for,
             embedded,
-            unbuilt_sources(cmake, python_builds),
+            unbuilt_sources(cmake, linter.torch_built_for),
         ),
     )
     linter.extension_bindings = _extension_bindings(linter, have, python, items)

@@ -996,11 +996,13 @@ def membership(
     root: Path | None = None,
     sources: Iterable[tuple[Path, bytes]] | None = None,
     off: dict[str, str] | None = None,
+    torch_built: Callable[[str], bool] | None = None,
 ) -> Membership:
     """Components of a run: `files` holds (path, display, language, bytes) of its Python and
     CMake files; `sources` (path, bytes) its C/C++ files, to tell whether a header that an
     NVIDIA-only option lists is still included by code ROCm compiles (None: assume it is);
-    `off` the run's NVIDIA-only options when the caller has them (`nvidia_options.options`)."""
+    `off` the run's NVIDIA-only options when the caller has them (`nvidia_options.options`);
+    `torch_built(path)`: whether torch's cpp_extension builds a file (`context.unbuilt`)."""
     files = list(files)
     companions: dict[str, bool | None] = {}
     for _, _, language, data in files:
@@ -1043,18 +1045,11 @@ def membership(
         for _, display, language, data in files
         if language == "cmake"
     ]
-    from cuda2rocm.context.unbuilt import UNBUILT_TOKENS, unbuilt_sources
+    from cuda2rocm.context.unbuilt import unbuilt_sources
 
     unbuilt: dict[Path, str] = {}
     with contextlib.suppress(RecursionError, OSError, ValueError):
-        unbuilt = unbuilt_sources(
-            cmake_files,
-            (
-                d
-                for _, _, language, d in files
-                if language == "python" and any(t in d for t in UNBUILT_TOKENS)
-            ),
-        )
+        unbuilt = unbuilt_sources(cmake_files, torch_built)
     return Membership(found, known, off, texts, flow, unbuilt if cmake_files else {})
 
 

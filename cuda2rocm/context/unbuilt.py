@@ -19,9 +19,9 @@ A source counts as unbuilt only when all of this is read from the run's files:
   every such argument that is computed (`${ASMJIT_SRC_DIR}`) reads a variable the run `set()`s,
   only to paths that end in another folder's name (a variable the run never sets, `-D` from
   outside, keeps everything unknown);
-- no other file of the run names it: no glob or source list of another CMake file matches it
-  (globs matched as GLOB_RECURSE, the wider reading), and no Python build file mentions its
-  name.
+- nothing else builds it: no glob or source list of another CMake file matches it (read
+  widest: GLOB_RECURSE where the glob's kind is unknown), and torch's cpp_extension does not
+  build its folder (`torch_built`, the run's `torch_built_dirs`, which reads setup.py globs).
 
 Anything short of that keeps the file reported.
 """
@@ -29,14 +29,11 @@ Anything short of that keeps the file reported.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path, PurePosixPath
 
 from cuda2rocm.context.cmake_flow import _match
 
-#: A Python file holding one of these may name sources for a build (setup.py, extension
-#: builders, CMake drivers): `unbuilt_sources` reads it.
-UNBUILT_TOKENS = (b"setup(", b"cpp_extension", b"cmake", b"CMake", b"sources")
 _COMPILED = (".cu", ".cpp", ".cc", ".cxx", ".c", ".hip")
 _WORD = re.compile(r'"([^"]*)"|([^\s"]+)')
 _VAR = re.compile(r"\$\{(\w+)\}")
@@ -119,11 +116,12 @@ def _computed_may_reach(word: str, folder: Path, sets: dict[str, list[str]]) -> 
 
 
 def unbuilt_sources(
-    cmake_files: Iterable[tuple[Path, str, bytes]], others: Iterable[bytes] = ()
+    cmake_files: Iterable[tuple[Path, str, bytes]],
+    torch_built: Callable[[str], bool] | None = None,
 ) -> dict[Path, str]:
     """Resolved path -> why no build of the run compiles it. `cmake_files`: (path, display,
-    bytes) of the run's CMake files; `others`: the run's Python build files (a source they name
-    is not unbuilt)."""
+    bytes) of the run's CMake files; `torch_built(path)`: whether torch's cpp_extension builds
+    the file (such a file is not unbuilt)."""
     files = [
         (p.resolve(), shown, _strip(d.decode("utf-8", "replace"))) for p, shown, d in cmake_files
     ]
@@ -152,7 +150,6 @@ def unbuilt_sources(
                     added.add((path.parent / word).resolve())
                 elif word.endswith("CMakeLists.txt"):
                     added.add((path.parent / word).resolve().parent)
-    named = b"\n".join(others)
     globs = _recursive_globs(text for _, _, text in files)
     seen: dict = {}
     out: dict[Path, str] = {}
@@ -173,14 +170,14 @@ def unbuilt_sources(
                 found = (folder / word).resolve()
                 if not found.is_file() or found in out:
                     continue
-                if found.name.encode() in named or _listed_elsewhere(
+                if (torch_built is not None and torch_built(str(found))) or _listed_elsewhere(
                     found, path, files, globs, seen
                 ):
                     continue
                 out[found] = (
                     f"no build of the run compiles this file: only {shown} lists it, and no "
                     "CMake file of the project adds that folder (add_subdirectory), nor does "
-                    "any other build file name it"
+                    "any other build take it"
                 )
     return out
 
