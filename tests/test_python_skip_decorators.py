@@ -70,6 +70,13 @@ class KernelTest(unittest.TestCase):
     def test_expanded_skipped(self, n):
         torch.ones(n).to(torch.float8_e4m3fn)  # dead
 
+    @parameterized.expand(
+        [(n,) for n in ([1, 2] if torch.version.cuda else [1])]  # dead
+    )
+    @unittest.skipIf(not torch.version.cuda, "no ROCm kernel")
+    def test_parametrized_skipped(self, n):
+        torch.ones(n).to(torch.float8_e4m3fn)  # dead
+
     @unittest.skipIf(torch.cuda.device_count() < 2, "needs two GPUs")
     def test_unknown(self):
         torch.ones(2).to(torch.float8_e4m3fn)  # live

@@ -450,6 +450,13 @@ class _Pass:
             if why and node.body:
                 start, end = _span(node.body)
                 self.dead.append(Region(start, end, f"skipped by {why}: ROCm never runs this"))
+                # The other decorators' arguments (`@given(x=... if torch.version.cuda else
+                # ...)`, expand's cases) are evaluated at import but only parametrize it.
+                for other in decorators:
+                    if other is not decorator and isinstance(other, ast.Call):
+                        a, b = _span(other)
+                        why_other = f"parametrizes a test skipped by {why}: ROCm never runs this"
+                        self.dead.append(Region(a, b, why_other))
                 return True
         return False
 
