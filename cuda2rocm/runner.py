@@ -159,7 +159,7 @@ def _python_and_build_context(
 
     def derive():
         index = ProjectIndex.build((p, d) for p, _, lang, d in files if lang == "python")
-        members = membership(files, root, sources, off)
+        members = membership(files, root, sources, off, linter.torch_built_for)
         members.components += vendor_only.components(files, root)
         return index, members
 
@@ -302,6 +302,7 @@ def prepare(
     from cuda2rocm.context import build_defines, nvidia_options
     from cuda2rocm.context.project_macros import ProjectMacros
     from cuda2rocm.context.python_hipify import python_hipified_dirs
+    from cuda2rocm.context.unbuilt import unbuilt_sources
 
     memo = memo or warm.FactsMemo()
     have = {} if have is None else have
@@ -345,7 +346,11 @@ def prepare(
         "project-macros",
         inputs,
         lambda: ProjectMacros.build(
-            texts, build_defines.index(builds, off), linter.torch_built_for, embedded
+            texts,
+            build_defines.index(builds, off),
+            linter.torch_built_for,
+            embedded,
+            unbuilt_sources(cmake, linter.torch_built_for),
         ),
     )
     linter.extension_bindings = _extension_bindings(linter, have, python, items)

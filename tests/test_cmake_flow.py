@@ -75,6 +75,19 @@ def test_dead_lines_under_a_selector_test():
     assert [r for r in cmake_dead_lines(text) if r[0] > 16] == []  # without the flow: unknown
 
 
+def test_the_condition_of_a_branch_rocm_never_takes_is_guarded(tmp_path):
+    # A finding at the `if(...)` of the CUDA side of a vendor selector (cmake-cuda-language's
+    # "CUDA-only branch with no ROCm counterpart") is about code a ROCm configure never runs.
+    text = SELECTORS + "if(MY_FLAVOR STREQUAL FLAVOR_NV)\n  enable_language(CUDA)\nendif()\n"
+    text += "if(WITH_CUDA)\n  enable_language(CUDA)\nendif()\n"
+    files = _project(tmp_path, {"CMakeLists.txt": text})
+    reason = membership(files, tmp_path).cmake_reason(text)
+    assert "the condition of a branch `if(MY_FLAVOR STREQUAL FLAVOR_NV)` (line 17)" in reason(17)
+    assert "which a ROCm configure never takes" in reason(17)
+    assert reason(20) == ""  # `if(WITH_CUDA)`: unknown on ROCm, stays reported
+    assert reason(16) == ""
+
+
 def _project(tmp_path: Path, files: dict[str, str]) -> list[tuple[Path, str, str, bytes]]:
     out = []
     for name, text in files.items():

@@ -33,6 +33,7 @@ class Rule(CppRule):
     def check(self) -> None:
         self._conditions()
         self._values()
+        self._unparsed_conditions()
 
     # -- version macros used as values --------------------------------------------------------
     def _values(self) -> None:
@@ -50,6 +51,8 @@ class Rule(CppRule):
         for node, name, (start, end) in sorted(uses, key=lambda u: u[2]):
             if name not in table or any(a <= start and end <= b for a, b in spans):
                 continue
+            if _directive_at(view.source.text, start):
+                continue  # an `#if` the parser kept inside an expression: a condition
             if (
                 node is not None
                 and node.parent is not None
@@ -133,6 +136,42 @@ class Rule(CppRule):
                 return hip_excluded(self.view, node) or self._tested(node, name)
         return False
 
+    def _unparsed_conditions(self) -> None:
+        """`#if CUDART_VERSION >= 13000` inside a call's argument list (FBGEMM's
+        `gpuMemAdvise(p, n, advice,` / `#if ... #else ... #endif` / `));`): the parser keeps
+        such a directive as tokens of the expression, so `_conditions` never sees it. Read from
+        the text: a condition that names a ROCm macro is left alone; otherwise the comparison
+        is reported as in `_conditions` (info when the `#if` has an `#else`/`#elif`), without a
+        fix."""
+        view = self.view
+        text = view.source.text
+        spans = [view.span(cond) for _, cond in view.conditions]
+        for m in _DIRECTIVE.finditer(text):
+            condition = _COMMENT.sub(" ", m.group(2))
+            start = m.start(2) + len(m.group(2)) - len(m.group(2).lstrip())
+            if any(a <= start < b for a, b in spans):
+                continue
+            words = set(re.findall(r"\w+", condition))
+            version = next((v for v in sorted(VERSIONS) if v in words), None)
+            if version is None or words & ROCM_AWARE:
+                continue
+            if not re.search(
+                rf"\b{version}\s*(?:[<>]=?|[!=]=)|(?:[<>]=?|[!=]=)\s*{version}\b", condition
+            ):
+                continue
+            guard = "!defined(USE_ROCM)" if view.torch_built else "!defined(__HIP__)"
+            message = (
+                f"`{version}` comparisons do not mean a CUDA version on ROCm (torch hipifies "
+                "it to TORCH_HIP_VERSION, plain hipcc leaves it 0); make this branch "
+                f"CUDA-only with `{guard}`, or add a ROCm version test"
+            )
+            severity = None
+            if _has_alternative(text, m.end()):
+                severity = Severity.INFO
+                message += "; ROCm compiles the other side of this `#if`, so nothing is lost"
+            end = m.start(2) + len(m.group(2).rstrip())
+            self.report((m.start(), end), message, severity=severity)
+
     # -- version comparisons in #if ------------------------------------------------------------
     def _with_error(self, branch, node) -> tuple[int, int]:
         """The comparison, through the `#error` it guards (`#if CUDA_VERSION < 8000` /
@@ -187,7 +226,12 @@ class Rule(CppRule):
                 severity = Severity.INFO if has_fallback(view, branch) else None
                 if severity is not None:
                     message += "; ROCm compiles the other side of this `#if`, so nothing is lost"
-                if _true_on_rocm(view, node, sides, version) and not stops:
+                true_on_rocm = _true_on_rocm(view, node, sides, version)
+                if not true_on_rocm and node == cond and _rocm_branch_follows(view, branch):
+                    # `#if CUDART_VERSION >= 12000 <cuda_fp8.h> #elif defined(USE_ROCM) ...
+                    # <hip/hip_fp8.h>`: false on ROCm, which goes on to its own branch.
+                    break
+                if true_on_rocm and not stops:
                     self.report(
                         where,
                         message + " (no automatic fix: ROCm takes this branch now)",
@@ -211,6 +255,31 @@ class Rule(CppRule):
 
 
 _ROCM_VALUES = (0, 500, 702, 1000)
+_DIRECTIVE = re.compile(r"^[ \t]*#[ \t]*(if|elif)\b([^\n]*)", re.M)
+_NESTING = re.compile(r"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b", re.M)
+
+
+def _directive_at(text: str, offset: int) -> bool:
+    """Whether `offset` lies on an `#if`/`#elif` line."""
+    start = text.rfind("\n", 0, offset) + 1
+    return bool(re.match(r"[ \t]*#[ \t]*(?:if|elif)\b", text[start:offset]))
+
+
+def _has_alternative(text: str, offset: int) -> bool:
+    """Whether the `#if` whose line ends at `offset` has an `#else`/`#elif` of its own."""
+    depth = 0
+    for m in _NESTING.finditer(text, offset):
+        word = m.group(1)
+        if word in ("if", "ifdef", "ifndef"):
+            depth += 1
+        elif word == "endif":
+            if depth == 0:
+                return False
+            depth -= 1
+        elif depth == 0:
+            return True
+    return False
+
 
 # The CUDA headers that define each version macro (CUDA 13: cuda.h defines CUDA_VERSION,
 # cuda_runtime_api.h CUDART_VERSION, which cuda_runtime.h includes; g++ -I cuda/include).
@@ -221,6 +290,20 @@ _VERSION_HEADERS = {
 }
 _CUDA_API = re.compile(r"\b(?:cu[A-Z]\w*|CU[A-Z_]\w*|cuda[A-Z]\w*|__cuda\w*)\b")
 _COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/|\"(?:\\.|[^\"\\\n])*\"", re.S)
+
+
+def _rocm_branch_follows(view, branch) -> bool:
+    """A later `#elif` of the chain tests a ROCm/HIP macro: the project routes ROCm there."""
+    alternative = branch.child_by_field_name("alternative")
+    while alternative is not None and alternative.type == "preproc_elif":
+        cond = alternative.child_by_field_name("condition")
+        if (
+            cond is not None
+            and {view.text(n) for n in _walk(cond) if n.type == "identifier"} & ROCM_AWARE
+        ):
+            return True
+        alternative = alternative.child_by_field_name("alternative")
+    return False
 
 
 def _body_end(view, branch) -> int | None:

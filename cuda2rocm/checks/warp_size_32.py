@@ -445,16 +445,28 @@ class Rule(CppRule):
 _WAVE32_TEST = re.compile(r"^\s*\(?\s*__AMDGCN_WAVEFRONT_SIZE\s*==\s*32[uU]?\s*\)?\s*$")
 
 
+#: `#if defined(__GFX9__)`: clang defines `__GFX9__` for every gfx9 processor (gfx90a:
+#: `__GFX9__` and `__AMDGCN_WAVEFRONT_SIZE 64`; gfx1030: `__GFX10__` and 32; `hipcc -dM -E`,
+#: HIP 5.2.3). Its `#elif`/`#else` side is compiled for no gfx9 target, so never for CDNA.
+_GFX9_TEST = re.compile(
+    r"^\s*\(?\s*(?:defined\s*\(\s*__GFX9__\s*\)|defined\s+__GFX9__|__GFX9__)\s*\)?\s*$"
+)
+
+
 def in_wave32_branch(view: CppView, node) -> bool:
-    """`node` is in the body of an `#if` that holds only on wave32 targets, where 32 is right."""
+    """`node` is in the body of an `#if` that holds only on wave32 targets, where 32 is right:
+    `__AMDGCN_WAVEFRONT_SIZE == 32`, or the alternative of a `__GFX9__` test (no CDNA target
+    compiles it; the ROCm targets left, gfx10-12, are wave32)."""
     child = node
     parent = node.parent
     while parent is not None:
-        if parent.type in ("preproc_if", "preproc_elif") and child != parent.child_by_field_name(
-            "alternative"
-        ):
+        if parent.type in ("preproc_if", "preproc_elif"):
             condition = parent.child_by_field_name("condition")
-            if condition is not None and _WAVE32_TEST.match(view.text(condition)):
+            text = view.text(condition) if condition is not None else ""
+            alternative = child == parent.child_by_field_name("alternative")
+            if not alternative and _WAVE32_TEST.match(text):
+                return True
+            if alternative and _GFX9_TEST.match(text):
                 return True
         child, parent = parent, parent.parent
     return False

@@ -105,6 +105,8 @@ class Membership:
     cmake_texts: list[tuple[str, str]] = field(default_factory=list)
     #: Vendor selectors and constants of the run's CMake files (`cmake_flow`).
     flow: Flow | None = None
+    #: Sources no build of the run compiles (`context.unbuilt`): resolved path -> why.
+    unbuilt: dict[Path, str] = field(default_factory=dict)
 
     def cmake_reason(self, text: str) -> Callable[[int], str]:
         """For a CMake file: line -> why a ROCm configure never runs it ("" when it may): a
@@ -114,9 +116,21 @@ class Membership:
         )
         code = re.sub(r"#[^\n]*", "", text)
         lines = code.splitlines()
+        # An `if(...)` line whose own branch a ROCm configure never takes: the condition only
+        # selects that branch (FBGEMM's `if(FBGEMM_BUILD_VARIANT STREQUAL BUILD_VARIANT_CUDA)`
+        # around sources its ROCm variant leaves out), so a finding about the branch there is
+        # about code ROCm never runs.
+        opens: dict[int, str] = {}
+        if regions:
+            starts = {start: why for start, _, why in regions}
+            for _, argument, line in _commands(code, {"if", "elseif"}):
+                why = starts.get(line + argument.count("\n") + 1)
+                if why:
+                    opens[line] = f"the condition of a branch {why.replace('under ', '', 1)}"
 
         def reason(line: int) -> str:
             why = next((why for start, end, why in regions if start <= line <= end), "")
+            why = why or opens.get(line, "")
             if why or not 0 < line <= len(lines):
                 return why
             m = _SET.match(lines[line - 1])
@@ -170,7 +184,9 @@ class Membership:
         if other:
             return other
         c = self.component(path)
-        return c.reason_for(Path(path).resolve()) if c is not None else ""
+        if c is not None:
+            return c.reason_for(Path(path).resolve())
+        return self.unbuilt.get(Path(path).resolve(), "") if self.unbuilt else ""
 
 
 def accelerator(path: str, text: str = "") -> str:
@@ -980,11 +996,13 @@ def membership(
     root: Path | None = None,
     sources: Iterable[tuple[Path, bytes]] | None = None,
     off: dict[str, str] | None = None,
+    torch_built: Callable[[str], bool] | None = None,
 ) -> Membership:
     """Components of a run: `files` holds (path, display, language, bytes) of its Python and
     CMake files; `sources` (path, bytes) its C/C++ files, to tell whether a header that an
     NVIDIA-only option lists is still included by code ROCm compiles (None: assume it is);
-    `off` the run's NVIDIA-only options when the caller has them (`nvidia_options.options`)."""
+    `off` the run's NVIDIA-only options when the caller has them (`nvidia_options.options`);
+    `torch_built(path)`: whether torch's cpp_extension builds a file (`context.unbuilt`)."""
     files = list(files)
     companions: dict[str, bool | None] = {}
     for _, _, language, data in files:
@@ -1027,7 +1045,12 @@ def membership(
         for _, display, language, data in files
         if language == "cmake"
     ]
-    return Membership(found, known, off, texts, flow)
+    from cuda2rocm.context.unbuilt import unbuilt_sources
+
+    unbuilt: dict[Path, str] = {}
+    with contextlib.suppress(RecursionError, OSError, ValueError):
+        unbuilt = unbuilt_sources(cmake_files, torch_built)
+    return Membership(found, known, off, texts, flow, unbuilt if cmake_files else {})
 
 
 def _included_headers(

@@ -22,7 +22,7 @@ import os
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 
 from cuda2rocm.context import build_defines, preprocessor, runtime_provided, warp_masks
 from cuda2rocm.context.preprocessor import PASSES, UNKNOWN, Val
@@ -73,9 +73,12 @@ class ProjectMacros:
         defines: build_defines.BuildDefines,
         torch_built: Callable[[str], bool] | None = None,
         others: Iterable[str] = (),
+        unbuilt: Mapping[Path, str] | None = None,
     ) -> ProjectMacros:
         """`others`: texts of the run's other files (Python) that may hold C++ with
-        `#include` lines (`load_inline` sources): a header they name is never `unincluded`."""
+        `#include` lines (`load_inline` sources): a header they name is never `unincluded`.
+        `unbuilt`: sources no build of the run compiles (`context.unbuilt`), resolved path ->
+        why: an `#include` in one of them reaches no ROCm compile."""
         self = cls(
             texts={_norm(p): t for p, t in texts.items() if "#" in t},
             torch_built=torch_built,
@@ -104,7 +107,7 @@ class ProjectMacros:
         self.mask_free_macros = warp_masks.mask_free_macros(self.texts, reachable)
         self.wide_mask_types = warp_masks.wide_mask_types(self.texts, reachable)
         self.runtime_first = runtime_provided.runtime_first(self.texts, self._find)
-        self.unincluded = unincluded_headers(self, others)
+        self.unincluded = unincluded_headers(self, others, unbuilt or {})
         self.fallback_features = fallback_features({**self.texts, **plain})
         del self._in_progress
         self.texts = {}
@@ -385,12 +388,15 @@ _INCLUDE_LINE = re.compile(r"^[ \t]*#[ \t]*include\b[ \t]*([^\n]*)", re.M)
 _INCLUDE_NAME = re.compile(r"[<\"]([^>\"]+)[>\"]")
 
 
-def unincluded_headers(project: ProjectMacros, others: Iterable[str] = ()) -> dict[str, str]:
+def unincluded_headers(
+    project: ProjectMacros, others: Iterable[str] = (), unbuilt: Mapping[Path, str] | None = None
+) -> dict[str, str]:
     """Headers of the run that no ROCm compile includes: every `#include` of the header in
     the run sits on a line the HIP passes skip (TransformerEngine's pybind.cpp includes
-    comm_gemm_overlap.h only under `#ifndef USE_ROCM`, which torch's ROCm build defines), or
-    in another such header. A header is not compiled on its own, so nothing of it reaches
-    ROCm. Unknown stays reported: a header with no include site in the run, one under an
+    comm_gemm_overlap.h only under `#ifndef USE_ROCM`, which torch's ROCm build defines), in
+    a source no build of the run compiles (`unbuilt`: FBGEMM's vendored CUTLASS example
+    programs), or in another such header. A header is not compiled on its own, so nothing of
+    it reaches ROCm. Unknown stays reported: a header with no include site in the run, one under an
     `include/` folder (a public header code outside the run may include), one whose name an
     include the run cannot resolve to one file may mean, one an `#include` in another file
     (a Python string) names, and every header when the run has a computed `#include MACRO`."""
@@ -424,7 +430,11 @@ def unincluded_headers(project: ProjectMacros, others: Iterable[str] = ()) -> di
     }
     models: dict[str, preprocessor.LineModel] = {}
 
+    unbuilt = unbuilt or {}
+
     def skipped(path: str, line: int) -> str:
+        if unbuilt and Path(path).resolve() in unbuilt:
+            return "no build of the run compiles that file"
         if path not in models:
             built = bool(project.torch_built and project.torch_built(path))
             models[path] = preprocessor.model(texts[path], path, built, project)

@@ -71,6 +71,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROCM, CUDA = "rocm", "cuda"
+VENDOR_NAME = {ROCM: "ROCm", CUDA: "CUDA"}
 
 
 @dataclass(frozen=True)
@@ -212,6 +213,9 @@ class _Pass:
         self.returns: list[Value] | None = None
         self.classes: list[ClassInfo] = []
         self.tree = tree
+        #: Names bound to a test-skip decorator (`skip_rocm = unittest.skipIf(...)`) -> why it
+        #: skips this vendor's tests ("" when it may not).
+        self.skips: dict[str, str] = {}
 
     # -- entry ---------------------------------------------------------------------------
     def run(self) -> Env:
@@ -273,6 +277,9 @@ class _Pass:
             value = self.value(stmt.value, env) if stmt.value is not None else UNKNOWN
             for target in targets:
                 if isinstance(target, ast.Name):
+                    self.skips.pop(target.id, None)
+                    if len(targets) == 1 and stmt.value is not None:
+                        self.skips[target.id] = self.skip_reason(stmt.value, env)
                     env[target.id] = value if len(targets) == 1 else UNKNOWN
                 else:
                     self.forget(target, env)
@@ -382,6 +389,7 @@ class _Pass:
 
     def class_(self, stmt: ast.ClassDef, env: Env) -> None:
         self.expressions(stmt, env)
+        self.skipped(stmt, env)
         bases = tuple(env.get(b.id) for b in stmt.bases if isinstance(b, ast.Name))
         info = ClassInfo({}, tuple(b for b in bases if isinstance(b, ClassInfo)))
         inner = dict(env)
@@ -406,8 +414,51 @@ class _Pass:
         for name in self.globals_declared:
             env[name] = UNKNOWN
         saved, self.classes = self.classes, classes
-        self.block(node.body, env)
+        if not self.skipped(node, outer):
+            self.block(node.body, env)
         self.classes = saved
+
+    def skip_reason(self, node: ast.AST, env: Env) -> str:
+        """Why a test decorator skips on this vendor: `unittest.skipIf(c, ...)` /
+        `pytest.mark.skipif(c, ...)` with `c` known true, `skipUnless(c, ...)` with `c` known
+        false, or a name bound to one (`skip_rocm = unittest.skipIf(torch.version.hip is not
+        None, ...)`); "" otherwise."""
+        if isinstance(node, ast.Name):
+            why = self.skips.get(node.id, "")
+            return f"`@{node.id}` (line {node.lineno}) = {why}" if why else ""
+        if not isinstance(node, ast.Call) or not node.args:
+            return ""
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        if name not in ("skipIf", "skipif", "skipUnless"):
+            return ""
+        truth = self.value(node.args[0], env).truth
+        if truth is not (name != "skipUnless"):
+            return ""
+        what = "true" if truth else "false"
+        return f"`@{self.source(node)}` (line {node.lineno}), {what} on {VENDOR_NAME[self.vendor]}"
+
+    def skipped(self, node: ast.AST, env: Env) -> bool:
+        """Mark the body of a test function or class a skip decorator skips here as dead. A
+        skip above `@parameterized.expand` does not reach the tests it generates (expand puts
+        them into the class namespace from the function below it and returns None), so only
+        decorators below the last `expand` count."""
+        decorators = list(getattr(node, "decorator_list", ()))
+        expands = [i for i, d in enumerate(decorators) if _is_expand(d)]
+        for decorator in decorators[expands[-1] + 1 :] if expands else decorators:
+            why = self.skip_reason(decorator, env)
+            if why and node.body:
+                start, end = _span(node.body)
+                self.dead.append(Region(start, end, f"skipped by {why}: ROCm never runs this"))
+                # The other decorators' arguments (`@given(x=... if torch.version.cuda else
+                # ...)`, expand's cases) are evaluated at import but only parametrize it.
+                for other in decorators:
+                    if other is not decorator and isinstance(other, ast.Call):
+                        a, b = _span(other)
+                        why_other = f"parametrizes a test skipped by {why}: ROCm never runs this"
+                        self.dead.append(Region(a, b, why_other))
+                return True
+        return False
 
     def helper(self, node: ast.AST, env: Env) -> Helper | None:
         """The function's result when called without arguments, if every live `return`
@@ -839,6 +890,14 @@ _HARMLESS = {
 }
 
 
+def _is_expand(node: ast.AST) -> bool:
+    """`@parameterized.expand(...)` (or `@expand(...)`)."""
+    func = node.func if isinstance(node, ast.Call) else node
+    return (isinstance(func, ast.Attribute) and func.attr == "expand") or (
+        isinstance(func, ast.Name) and func.id == "expand"
+    )
+
+
 def _harmless_decorator(node: ast.AST) -> bool:
     if isinstance(node, ast.Call):
         node = node.func
@@ -1084,15 +1143,25 @@ def _called_only_where_dead(tree: ast.Module, paths: Paths, index: ProjectIndex 
     candidates = {
         n: f for n, f in functions.items() if bound.get(n) == 1 and n not in index.foreign
     }
+    methods = _self_called_methods(tree, index.foreign, set(bound))
+    candidates.update(methods)
     if not candidates:
         return
     uses: dict[str, list[ast.AST]] = {n: [] for n in candidates}
     called: set[int] = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
-            called.add(id(node.func))
+        if isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Attribute)):
+            func = node.func
+            if isinstance(func, ast.Name) or (
+                isinstance(func.value, ast.Name) and func.value.id in ("self", "cls")
+            ):
+                called.add(id(func))
         if isinstance(node, ast.Name) and node.id in uses:
             uses[node.id].append(node)
+        elif isinstance(node, ast.Attribute) and node.attr in methods:
+            uses[node.attr].append(node)
+        elif isinstance(node, ast.Constant) and node.value in methods:
+            uses[node.value].append(node)  # getattr(self, "name"): not a direct call
     changed = True
     while changed:
         changed = False
@@ -1115,6 +1184,34 @@ def _called_only_where_dead(tree: ast.Module, paths: Paths, index: ProjectIndex 
                 )
                 del candidates[name]
                 changed = True
+
+
+def _self_called_methods(
+    tree: ast.Module, foreign: frozenset[str], module_names: set[str]
+) -> dict[str, ast.AST]:
+    """Methods of the module's classes (no decorator, one definition in the file, a name no
+    other file mentions and no module-level name shares) that `_called_only_where_dead` may
+    follow through `self.name(...)` calls: a test class's helper used only by tests that are
+    skipped on ROCm (FBGEMM's `_test_against_reference`). Test entry points (`test*`, `setUp`,
+    dunders) are called by the framework, not through `self`: never candidates."""
+    counts: dict[str, int] = {}
+    found: dict[str, ast.AST] = {}
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.ClassDef):
+            continue
+        for child in node.body:
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                counts[child.name] = counts.get(child.name, 0) + 1
+                if not child.decorator_list:
+                    found[child.name] = child
+    return {
+        n: f
+        for n, f in found.items()
+        if counts[n] == 1
+        and n not in foreign
+        and n not in module_names
+        and not (n.startswith(("test", "setUp", "tearDown")) or n.startswith("__"))
+    }
 
 
 def _never_called(tree: ast.Module, paths: Paths, index: ProjectIndex | None) -> None:
