@@ -158,9 +158,10 @@ def _python_and_build_context(
     ]
 
     def derive():
-        index = ProjectIndex.build((p, d) for p, _, lang, d in files if lang == "python")
+        python = ((p, d) for p, _, lang, d in files if lang == "python")
+        index = ProjectIndex.build(python, memo=memo)
         members = membership(files, root, sources, off)
-        members.components += vendor_only.components(files, root)
+        members.components += vendor_only.components(files, root, memo)
         return index, members
 
     inputs = [str(root), [(str(p), shown, lang, content_hash(d)) for p, shown, lang, d in files]]

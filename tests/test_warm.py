@@ -356,3 +356,71 @@ def test_a_kept_part_is_derived_again_when_a_file_it_read_changes(tmp_path):
     assert again(["other input"]) == ("one", [])
     extra.write_text("three")
     assert again(["in"]) == ("three", [])
+
+
+FLAGS = "import torch\n\nIS_ROCM = torch.version.hip is not None\n"
+REEXPORT = "# the flags, as torch.version.hip says\nfrom .flags import IS_ROCM\n"
+USER = """\
+import torch
+
+from .reexport import IS_ROCM
+
+if not IS_ROCM:
+    torch.backends.cuda.matmul.allow_tf32 = True
+"""
+
+
+def test_one_changed_python_file_derives_only_its_own_facts(write, tmp_path, memos):
+    """The Python facts are kept per file by content: a changed file derives its own words,
+    passes and import lists again, the others' are kept; the output is a cold run's."""
+    _tree(lambda name, text: write(f"t/{name}", text))
+    for k in range(5):
+        write(f"t/pkg/other_{k}.py", f"import torch  # torch.version.hip\nX{k} = {k}\n")
+    _lint(tmp_path)
+    assert memos[-1].file_hits == 0 and memos[-1].file_misses > 0
+    (tmp_path / "t/pkg/other_3.py").write_text("import torch  # torch.version.hip\nX3 = 33\n")
+    changed = _lint(tmp_path)
+    # its words, and one pass per vendor and round (the index has exports: two rounds)
+    assert memos[-1].file_misses == 1 + 2 * 2
+    assert memos[-1].file_hits > memos[-1].file_misses
+    assert changed == _lint(tmp_path, "--no-cache")
+
+
+def test_a_kept_pass_that_looked_up_a_changed_module_is_derived_again(write, tmp_path, memos):
+    """reexport.py is unchanged, but the flag it re-exports from flags.py changed: its kept
+    second-round pass looked that flag up, so it is derived again, and user.py's finding is
+    no longer guarded."""
+    write("t/pkg/__init__.py", "")
+    write("t/pkg/flags.py", FLAGS)
+    write("t/pkg/reexport.py", REEXPORT)
+    write("t/pkg/user.py", USER)
+    before = json.loads(_lint(tmp_path))
+    assert [d["guarded"] for d in before["diagnostics"]] == [
+        "inside `if not IS_ROCM:` (line 5), false on ROCm: ROCm never runs this"
+    ]
+    # still a file of the index (it names torch.version.hip), with a flag known on both
+    (tmp_path / "t/pkg/flags.py").write_text("IS_ROCM = False  # torch.version.hip unread\n")
+    changed = _lint(tmp_path)
+    assert [d.get("guarded") for d in json.loads(changed)["diagnostics"]] == [None]
+    assert changed == _lint(tmp_path, "--no-cache")
+    hits = memos[-2].file_hits
+    assert hits > 0  # the words of the unchanged files were kept
+
+
+def test_a_file_that_starts_importing_the_dsl_makes_its_folder_a_component(write, tmp_path):
+    """An edit that changes the project facts (here a CuTe DSL package appears) gives what a
+    cold run gives."""
+    write("t/setup.py", BOTH)
+    write("t/csrc/ptx/k.cu", KERNEL)
+    write("t/kern/__init__.py", "import cutlass\n")
+    write("t/kern/a.py", "import cutlass\n\nX = 1\n")
+    write("t/kern/b.py", REPORT_ONLY)
+    write("t/kern/c.py", REPORT_ONLY)
+    first = _lint(tmp_path)
+    assert "cuda-only-component" not in first
+    (tmp_path / "t/kern/b.py").write_text("import cutlass\n" + REPORT_ONLY)
+    changed = _lint(tmp_path)
+    assert "cuda-only-component" in changed
+    assert changed == _lint(tmp_path, "--no-cache")
+    (tmp_path / "t/kern/b.py").write_text(REPORT_ONLY)
+    assert _lint(tmp_path) == first
