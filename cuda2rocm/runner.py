@@ -18,7 +18,7 @@ from pathlib import Path
 
 from cuda2rocm import warm
 from cuda2rocm.build_context import hipified_dirs, torch_built_dirs
-from cuda2rocm.cache import Cache, content_hash
+from cuda2rocm.cache import Cache, content_hash, hashing
 from cuda2rocm.context.recipes import builds_for_rocm, nvidia_recipes
 from cuda2rocm.discover import Found, Problem, discover
 from cuda2rocm.engine import Linter, LintResult, Notice, _general, is_recovery_notice
@@ -116,7 +116,12 @@ def nothing_to_fix(
     found = cache.get(item.display, digest)
     if found is None:
         return False
-    return not any(
+    return not fixable(found, unsafe)
+
+
+def fixable(found: list, unsafe: bool) -> bool:
+    """Whether `fix` would apply something among these findings (then it parses the file)."""
+    return any(
         d.fix is not None
         and d.fix.edits
         and not d.guarded
@@ -125,9 +130,21 @@ def nothing_to_fix(
     )
 
 
-def _lint_one(linter: Linter, work: tuple[int, Found, bytes, str | None]) -> list:
-    _, item, data, _ = work
-    return linter.lint_data(item, data)
+def _lint_one(
+    linter: Linter, work: tuple[int, Found, bytes, str | None, bool | None]
+) -> tuple[list, dict | None]:
+    """The file's findings and, when `fix` would change something (with `unsafe` the fifth
+    element; None: not asked), the outcome `fix` computes from them, ready for its cache:
+    `fix --check` after a lint then parses nothing. The same function as `fix` computes
+    it with, from the same findings, so the outcome is the one `fix` would get."""
+    _, item, data, _, unsafe = work
+    found = linter.lint_data(item, data)
+    if unsafe is None or not fixable(found, unsafe):
+        return found, None
+    from cuda2rocm import fixer
+
+    outcome, error = fixer._fix_one(linter, (item, data, unsafe, None, found))
+    return found, (fixer._outcome_json(outcome) if outcome is not None and not error else None)
 
 
 def _python_and_build_context(
@@ -399,10 +416,13 @@ def run(
     cache: Cache | None = None,
     progress: Callable[[int, int], None] | None = None,
     items: list[Found] | None = None,
+    fix_unsafe: bool | None = None,
     **discovery,
 ) -> LintResult:
     """Lint the files under `paths`; `items`, when given, are those files already discovered
-    (the session's groups), and `paths` is not walked again."""
+    (the session's groups), and `paths` is not walked again. `fix_unsafe` (with a cache):
+    also keep, for each file a `fix` would change, the outcome of `fix` with that setting
+    (`fix`, `fix --check` and `fix --diff` after this lint parse nothing)."""
     problems: list[Problem] = []
     if items is None:
         items = list(discover(paths, exclude=exclude, problems=problems, **discovery))
@@ -418,7 +438,8 @@ def run(
             if progress:
                 progress(0, 0)
     if result is None:
-        result = _run(linter, items, jobs, cache, progress, snapshot)
+        with hashing():
+            result = _run(linter, items, jobs, cache, progress, snapshot, fix_unsafe)
     for problem in problems:
         result.diagnostics.append(_general("read-error", problem.display, problem.message))
     result.diagnostics.sort(key=lambda d: d.sort_key)
@@ -432,6 +453,7 @@ def _run(
     cache: Cache | None,
     progress: Callable[[int, int], None] | None,
     snapshot: warm.Snapshot | None,
+    fix_unsafe: bool | None = None,
 ) -> LintResult:
     """The full run: read, derive the project facts, prefilter, lint what the cache lacks."""
     result = LintResult()
@@ -454,7 +476,9 @@ def _run(
     memo = warm.FactsMemo(snapshot) if snapshot is not None else None
     with watch as outside:
         prepare(linter, items, read, have, memo)
-    pending: list[tuple[int, Found, bytes, str | None]] = []
+    pending: list[tuple[int, Found, bytes, str | None, bool | None]] = []
+    if cache is None:
+        fix_unsafe = None  # nowhere to keep fix outcomes
     verdicts: dict[int, tuple[bool, str | None]] = {}
     for index, item, data in read:
         wanted = snapshot.wants(item.display, data) if snapshot is not None else None
@@ -469,7 +493,7 @@ def _run(
         if cached is not None:
             per_file[index] = cached
         else:
-            pending.append((index, item, data, digest))
+            pending.append((index, item, data, digest, fix_unsafe))
     # Progress counts the bytes parsed (files found, read or cached cost next to nothing).
     done, total = 0, sum(len(work[2]) for work in pending)
     if progress:
@@ -481,16 +505,24 @@ def _run(
         if progress:
             progress(done, total)
 
-    for work, diagnostics in zip(
+    outcomes: list[tuple[str, str, dict]] = []
+    for work, (diagnostics, outcome) in zip(
         pending,
         map_files(linter, _lint_one, pending, jobs, advance, weight=lambda w: len(w[2])),
         strict=True,
     ):
         per_file[work[0]] = diagnostics
+        if outcome is not None and work[3] is not None:
+            outcomes.append((work[1].display, f"{work[3]}|{fix_unsafe}", outcome))
     if cache is not None:
-        for index, item, _, digest in pending:
+        for index, item, _, digest, _ in pending:
             cache.put(item.display, digest, per_file[index])
         cache.save()
+        if outcomes:  # where `fix` keeps them (fixer._fix_cache)
+            kept = Cache(cache.directory, cache.key, kind="fixes")
+            for display, key, outcome in outcomes:
+                kept.put_raw(display, key, outcome)
+            kept.save()
     for diagnostics in per_file:
         for d in diagnostics:
             if is_recovery_notice(d):

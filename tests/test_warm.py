@@ -146,7 +146,8 @@ def test_one_changed_file_is_the_only_one_parsed(write, tmp_path, counted):
     (tmp_path / "t/pkg/more.py").write_text("import torch\ny = torch.zeros(2, device='hip')\n")
     counted["reset"]()
     changed = _lint(tmp_path)
-    assert counted["lint_source"] == ["more.py"]
+    # linted, then its fix outcome computed (it has a fix: the fixed text is linted too)
+    assert counted["lint_source"] == ["more.py", "more.py"]
     assert changed == _lint(tmp_path, "--no-cache")
 
 
@@ -160,7 +161,8 @@ def test_a_new_word_in_one_python_file_keeps_the_others_cached(write, tmp_path, 
         fh.write("# zebra_quagga_word\n")
     counted["reset"]()
     changed = _lint(tmp_path)
-    assert counted["lint_source"] == ["more.py"]
+    # linted, then its fix outcome computed (it has a fix: the fixed text is linted too)
+    assert counted["lint_source"] == ["more.py", "more.py"]
     assert changed == _lint(tmp_path, "--no-cache")
     # A word that names a function defined in the project does change every key.
     with (tmp_path / "t/pkg/more.py").open("a") as fh:
@@ -203,15 +205,16 @@ def test_fix_check_after_lint_parses_only_fixable_files_then_nothing(write, tmp_
     _tree(lambda name, text: write(f"t/{name}", text))
     args = ["--cache-dir", str(tmp_path / "cache"), "-j", "1", str(tmp_path / "t")]
     _lint(tmp_path)
+    # the lint parsed each file once, and the fixed text of the two files with a fix
+    assert sorted(counted["lint_source"]) == sorted(
+        ["fixable.py", "fixable.py", "more.py", "more.py", "report_only.py", "k.cu"]
+    )
     counted["reset"]()
     first = _cli("fix", "--check", "--show-fixes", *args)
     assert first.exit_code == 1, first.output
-    # report_only.py has findings but nothing to fix, plain.py none: neither is parsed; the
-    # project facts are those the lint kept, not derived again
-    assert set(counted["lint_source"]) == {"fixable.py", "more.py"}
+    # the outcomes are those the lint kept: nothing is parsed, read or derived
+    assert counted["lint_source"] == []
     assert counted["prepare"] == counted["read"] == 0
-    # only the fixed text is linted: the original's findings are the cached ones
-    assert counted["lint_source"].count("fixable.py") == 1
     counted["reset"]()
     second = _cli("fix", "--check", "--show-fixes", *args)
     assert second.exit_code == 1 and second.output == first.output
@@ -271,6 +274,8 @@ def test_kept_facts_that_cannot_be_trusted_are_derived_again(write, tmp_path, co
     _tree(lambda name, text: write(f"t/{name}", text))
     args = ["--cache-dir", str(tmp_path / "cache"), "-j", "1", str(tmp_path / "t")]
     _lint(tmp_path)
+    for kept in (tmp_path / "cache").glob("fixes-*.json"):
+        kept.unlink()  # the lint's fix outcomes gone: `fix` needs the facts
     expected = _cli("fix", "--diff", "--no-cache", "-j", "1", str(tmp_path / "t")).output
     (facts,) = sorted((tmp_path / "cache").glob("facts-*.pickle"))
     marker = tmp_path / "pwned"

@@ -66,6 +66,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import re
+import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -1039,12 +1040,13 @@ _DEF = re.compile(rb"\bdef\s+([A-Za-z_]\w*)")
 
 
 def _words(data: bytes) -> tuple[frozenset[str], frozenset[str]]:
-    """(names the file mentions but does not `def`, names it `def`s)."""
+    """(names the file mentions but does not `def`, names it `def`s). Interned: the files of
+    a tree share most names, and kept facts then hold (and load) each name once."""
     words = set(_WORD.findall(data))
     defs = set(_DEF.findall(data))
     return (
-        frozenset(w.decode() for w in words - defs),
-        frozenset(d.decode() for d in defs),
+        frozenset(sys.intern(w.decode()) for w in words - defs),
+        frozenset(sys.intern(d.decode()) for d in defs),
     )
 
 

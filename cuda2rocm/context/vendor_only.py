@@ -134,12 +134,12 @@ def arch_components(
     root = root.resolve()
     found: list[Component] = []
     for path, display, language, data in files:
-        folder = path.resolve().parent
-        if folder == root or not folder.is_relative_to(root):
-            continue
         is_cmake = language == "cmake" and path.name == "CMakeLists.txt"
         is_python = language == "python" and any(t in data for t in PY_BUILD_TOKENS)
         if not (is_cmake or is_python):
+            continue
+        folder = path.resolve().parent
+        if folder == root or not folder.is_relative_to(root):
             continue
         text = data.decode("utf-8", "replace")
         named = ARCH_SPECIFIC.search(text) or (is_cmake and CMAKE_ARCH.search(text))
