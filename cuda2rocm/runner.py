@@ -8,6 +8,7 @@ prints exactly what a serial one does.
 from __future__ import annotations
 
 import contextlib
+import copy
 import dataclasses
 import hashlib
 import os
@@ -160,7 +161,7 @@ def _python_and_build_context(
     import hashlib
 
     from cuda2rocm.context import vendor_only
-    from cuda2rocm.context.build import membership
+    from cuda2rocm.context.build import BUILDER_TOKENS, CallSites, membership
     from cuda2rocm.context.python_paths import ProjectIndex
 
     files = [
@@ -174,17 +175,48 @@ def _python_and_build_context(
         (item.path, data) for item, data in _contents(items, have, lambda i: i.language == "cuda")
     ]
 
+    python = [(p, d) for p, _, lang, d in files if lang == "python"]
+
+    def answer(callers: CallSites, question: tuple) -> list:
+        """The files that answer a question asked of the Python files, as (path, hash)s."""
+        return [(str(p), content_hash(d)) for p, d in callers.answer(tuple(question))]
+
+    def members():
+        callers = CallSites(python)
+        found = membership(files, root, sources, off, callers)
+        return found, [(q, answer(callers, q)) for q in callers.asked]
+
+    def same_answers(kept) -> bool:
+        fresh = CallSites(python)
+        return all(answer(fresh, q) == got for q, got in kept[1])
+
     def derive():
-        python = ((p, d) for p, _, lang, d in files if lang == "python")
         index = ProjectIndex.build(python, memo=memo)
-        members = membership(files, root, sources, off)
-        members.components += vendor_only.components(files, root, memo)
-        return index, members
+        # Membership reads the Python files other than build files only through questions
+        # (who calls this helper, who names that module): kept while the answers hold.
+        kept, _ = memo.call("membership", m_inputs, members, same_answers)
+        found = copy.copy(kept)
+        found.components = kept.components + vendor_only.components(files, root, memo)
+        return index, found
 
     inputs = [str(root), [(str(p), shown, lang, content_hash(d)) for p, shown, lang, d in files]]
+
+    def builds(data: bytes) -> bool:
+        return any(t in data for t in BUILDER_TOKENS)
+
+    m_inputs = [
+        str(root),
+        sorted(off.items()),
+        [
+            (str(p), shown, lang, content_hash(d) if lang != "python" or builds(d) else None)
+            for p, shown, lang, d in files
+        ],
+    ]
     if off:
-        # membership then reads the C/C++ sources too (headers an NVIDIA-only option lists)
+        # membership then reads the C/C++ sources too (headers an NVIDIA-only option lists),
+        # and every file's text (the macros those options define)
         inputs.append([(str(p), content_hash(d)) for p, d in sources])
+        m_inputs = inputs
     linter.python_index, linter.build_membership = memo.call("python-and-build", inputs, derive)
     parts = [linter.python_index.digest, sorted(linter.build_membership.companions.items())]
     # What CMake findings' guards read run-wide: NVIDIA-only options, every CMake file's uses.
@@ -325,7 +357,7 @@ def prepare(
     have = {} if have is None else have
     have.update({index: data for index, _, data in read})
     python = [(i.path, d) for i, d in _contents(items, have, lambda i: i.language == "python")]
-    linter.torch_built_dirs = torch_built_dirs(python)
+    linter.torch_built_dirs = torch_built_dirs(python, memo)
     texts = {
         item.display: have[index].decode("utf-8", "replace")
         for index, item in enumerate(items)

@@ -334,6 +334,20 @@ class FactsMemo:
                 files = self.previous.pop(_PER_FILE, None)
                 self.files_previous = files if isinstance(files, dict) else {}
 
+    def _carry(self, used) -> None:
+        """Keep for the next run the parts a kept part used (per-file parts, nested parts):
+        they were not asked for this run."""
+        for k in used if isinstance(used, (set, frozenset)) else ():
+            for outer in self._using:
+                outer.add(k)
+            if k[0] == _PART:
+                old = self.previous.get(k[1])
+                if k[1] not in self.current and isinstance(old, tuple) and len(old) == 4:
+                    self.current[k[1]] = old
+                    self._carry(old[3])
+            elif k in self.files_previous and k not in self.files:
+                self.files[k] = self.files_previous[k]
+
     def per_file(self, kind: str, key: tuple, compute, valid=None):
         """`compute()`, a function of one file alone, kept per file across runs: a changed file
         derives only its own part again. `key` must hold all it depends on (the file's path
@@ -354,11 +368,14 @@ class FactsMemo:
         self.files[k] = value
         return value
 
-    def call(self, name: str, inputs: list, compute):
+    def call(self, name: str, inputs: list, compute, valid=None):
         """`compute()`, or its kept value when `inputs` (JSON-able: paths, content hashes,
-        anything else it depends on) and what it read are as they were."""
+        anything else it depends on) and what it read are as they were, and `valid(value)`
+        (when given) says the kept value still holds."""
         if self.snapshot is None:
             return compute()
+        for used in self._using:
+            used.add((_PART, name))
         key = hashlib.blake2b(
             repr((self.snapshot.ident, os.getcwd(), inputs)).encode(), digest_size=16
         ).hexdigest()
@@ -369,16 +386,13 @@ class FactsMemo:
             and old[0] == key
             and isinstance(old[1], dict)
             and all(r is not None and list(_stat(p) or ()) == r for p, r in old[1].items())
+            and (valid is None or valid(old[2]))
         ):
             self.current[name] = old
             self.reused.append(name)
             if _reads is not None:  # an enclosing watch (the snapshot's) still needs them
                 _reads.update(old[1])
-            for k in old[3] if isinstance(old[3], (set, frozenset)) else ():
-                if k in self.files_previous and k not in self.files:
-                    self.files[k] = self.files_previous[k]
-                for used in self._using:
-                    used.add(k)
+            self._carry(old[3])
             return old[2]
         used: set[tuple] = set()
         self._using.append(used)
@@ -401,6 +415,8 @@ class FactsMemo:
 _MISSING = object()
 #: The name under which the per-file parts are kept among the memo's parts.
 _PER_FILE = "\0per-file"
+#: Marks a part's name among the keys another part used.
+_PART = "\0part"
 
 
 def _load_facts(snapshot: Snapshot, file: Path | None = None, expected: str | None = None):

@@ -330,7 +330,8 @@ def test_a_changed_file_re_derives_only_the_facts_it_feeds(write, tmp_path, memo
     assert changed == _lint(tmp_path, "--no-cache")
     (tmp_path / "t/pkg/more.py").write_text("import torch\ny = torch.zeros(3, device='hip')\n")
     changed = _lint(tmp_path)
-    assert memos[-1].reused == ["project-macros"]
+    # build membership asks nothing of more.py (no build file calls or imports it): kept
+    assert memos[-1].reused == ["project-macros", "membership"]
     assert changed == _lint(tmp_path, "--no-cache")
     (tmp_path / "t/setup.py").write_text(CUDA_ONLY)
     changed = _lint(tmp_path)
@@ -429,3 +430,47 @@ def test_a_file_that_starts_importing_the_dsl_makes_its_folder_a_component(write
     assert changed == _lint(tmp_path, "--no-cache")
     (tmp_path / "t/kern/b.py").write_text(REPORT_ONLY)
     assert _lint(tmp_path) == first
+
+
+DEAD_IMPORT = """\
+from setuptools import setup
+from torch.utils.cpp_extension import CUDAExtension, IS_HIP_EXTENSION
+
+if not IS_HIP_EXTENSION:
+    from build_tools.nv import nv_flags
+
+mods = [CUDAExtension("ext", sources=["csrc/k.cu"])]
+setup(name="demo", ext_modules=mods)
+"""
+NV_HELPER = """\
+import torch
+
+def nv_flags():
+    torch.backends.cuda.matmul.allow_tf32 = True
+    return ["-DX"]
+"""
+
+
+def test_kept_build_membership_is_derived_again_when_another_file_names_its_module(
+    write, tmp_path, memos
+):
+    """Membership reads files other than build files only through questions (who names the
+    helper module setup.py imports only for CUDA): kept while no answer changes; a plain
+    file that starts naming the module makes it a live module, as in a cold run."""
+    write("t/setup.py", DEAD_IMPORT)
+    write("t/build_tools/__init__.py", "")
+    write("t/build_tools/nv.py", NV_HELPER)
+    write("t/csrc/k.cu", KERNEL)
+    write("t/pkg/plain.py", "def f(x):\n    return x\n")
+    for path in (tmp_path / "t").rglob("*"):  # written long before: their stats are trusted
+        os.utime(path, (path.stat().st_atime - 60, path.stat().st_mtime - 60))
+    first = _lint(tmp_path)
+    assert "cuda-only-component" in first
+    (tmp_path / "t/pkg/plain.py").write_text("def f(x):\n    return x + 1\n")
+    assert _lint(tmp_path) == first
+    assert "membership" in memos[-1].reused
+    (tmp_path / "t/pkg/plain.py").write_text("from build_tools.nv import nv_flags\n")
+    changed = _lint(tmp_path)
+    assert "membership" not in memos[-1].reused
+    assert "cuda-only-component" not in changed
+    assert changed == _lint(tmp_path, "--no-cache")
