@@ -380,23 +380,23 @@ def prepare(
     ]
     off = nvidia_options.options(cmake)
     embedded = [d.decode("utf-8", "replace") for _, d in python if b"#include" in d]
+    # The macros read the build files only through the flags they define: keyed by those
+    # (a comment added to setup.py does not derive the macros again).
+    defines = build_defines.index(builds, off, memo)
     inputs = [
         [
             (item.display, content_hash(have[index]))
             for index, item in enumerate(items)
             if item.language == "cuda" and index in have
         ],
-        [(str(p), shown, content_hash(d)) for p, shown, d in builds],
+        repr((defines.facts(), sorted(defines.rocm.items()), sorted(defines.cuda_only.items()))),
         sorted(str(d) for d in linter.torch_built_dirs),
-        [(str(p), shown, content_hash(d)) for p, shown, d in cmake],
         [content_hash(t.encode()) for t in embedded],
     ]
     linter.project_macros = memo.call(
         "project-macros",
         inputs,
-        lambda: ProjectMacros.build(
-            texts, build_defines.index(builds, off), linter.torch_built_for, embedded
-        ),
+        lambda: ProjectMacros.build(texts, defines, linter.torch_built_for, embedded),
     )
     linter.extension_bindings = _extension_bindings(linter, have, python, items)
     linter.context_key = _python_and_build_context(linter, items, have, memo, off)

@@ -474,3 +474,35 @@ def test_kept_build_membership_is_derived_again_when_another_file_names_its_modu
     assert "membership" not in memos[-1].reused
     assert "cuda-only-component" not in changed
     assert changed == _lint(tmp_path, "--no-cache")
+
+
+DEFINES = """\
+from setuptools import setup
+from torch.utils.cpp_extension import CUDAExtension
+
+flags = ["-DUSE_FAST=1"]
+mods = [CUDAExtension("ext", sources=["csrc/ptx/k.cu"], extra_compile_args={"nvcc": flags})]
+setup(name="demo", ext_modules=mods)
+"""
+GUARDED_KERNEL = """\
+__global__ void k(int *x) {
+#if USE_FAST
+  asm volatile("membar.gl;");
+#endif
+}
+"""
+
+
+def test_the_macros_are_kept_while_the_build_defines_the_same_flags(write, tmp_path, memos):
+    write("t/setup.py", DEFINES)
+    write("t/csrc/ptx/k.cu", GUARDED_KERNEL)
+    first = _lint(tmp_path)
+    (tmp_path / "t/setup.py").write_text(DEFINES + "# a comment\n")
+    changed = _lint(tmp_path)
+    assert "project-macros" in memos[-1].reused  # the same flags: the macros are kept
+    assert changed == first == _lint(tmp_path, "--no-cache")
+    (tmp_path / "t/setup.py").write_text(DEFINES.replace("USE_FAST=1", "USE_FAST=0"))
+    changed = _lint(tmp_path)
+    assert "project-macros" not in memos[-1].reused
+    assert changed != first  # the PTX is now in code no build compiles
+    assert changed == _lint(tmp_path, "--no-cache")
