@@ -66,7 +66,6 @@ from __future__ import annotations
 import ast
 import dataclasses
 import re
-import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -929,10 +928,14 @@ class ProjectIndex:
         defined: set[str] = set()
         for path, data in files:
             digest = content_hash(data)
-            others, defs = memo.per_file("words", (digest,), lambda data=data: _words(data))
-            defined |= defs
-            foreign |= others
-            if not build_files and not any(t.encode() in data for t in TOKENS):
+            others, defs, flagged = memo.per_file(
+                "words", (digest,), lambda data=data: _words(data)
+            )
+            if defs:
+                defined.update(defs.split("\n"))
+            if others:
+                foreign.update(others.split("\n"))
+            if not build_files and not flagged:
                 continue
             candidates.append((path.resolve(), data, digest))
         trees: dict[Path, tuple | None] = {}
@@ -1039,14 +1042,16 @@ _WORD = re.compile(rb"[A-Za-z_]\w*")
 _DEF = re.compile(rb"\bdef\s+([A-Za-z_]\w*)")
 
 
-def _words(data: bytes) -> tuple[frozenset[str], frozenset[str]]:
-    """(names the file mentions but does not `def`, names it `def`s). Interned: the files of
-    a tree share most names, and kept facts then hold (and load) each name once."""
+def _words(data: bytes) -> tuple[str, str, bool]:
+    """(names the file mentions but does not `def`, names it `def`s, whether it names one of
+    `TOKENS`), the names joined by newlines: one string per file is what a tree's kept facts
+    hold in the least memory."""
     words = set(_WORD.findall(data))
     defs = set(_DEF.findall(data))
     return (
-        frozenset(sys.intern(w.decode()) for w in words - defs),
-        frozenset(sys.intern(d.decode()) for d in defs),
+        b"\n".join(sorted(words - defs)).decode(),
+        b"\n".join(sorted(defs)).decode(),
+        any(t.encode() in data for t in TOKENS),
     )
 
 
