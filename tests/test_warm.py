@@ -506,3 +506,15 @@ def test_the_macros_are_kept_while_the_build_defines_the_same_flags(write, tmp_p
     assert "project-macros" not in memos[-1].reused
     assert changed != first  # the PTX is now in code no build compiles
     assert changed == _lint(tmp_path, "--no-cache")
+
+
+def test_a_new_file_keeps_the_other_files_facts(write, tmp_path, memos):
+    """A file added changes the list of files (a new snapshot), but the per-file facts of
+    the latest snapshot still hold: only the new file's are derived."""
+    _tree(lambda name, text: write(f"t/{name}", text))
+    _lint(tmp_path)
+    derived = memos[-1].file_misses
+    write("t/pkg/added.py", REPORT_ONLY)
+    changed = _lint(tmp_path)
+    assert derived > 3 and memos[-1].file_hits >= derived - 1 and memos[-1].file_misses <= 2
+    assert changed == _lint(tmp_path, "--no-cache")
