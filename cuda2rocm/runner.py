@@ -236,10 +236,13 @@ def _component_summaries(linter: Linter, guarded: list) -> list:
     if membership is None or "cuda-only-component" not in linter.selected:
         return []
     counts: dict[int, tuple[int, set[str]]] = {}
+    of: dict[str, object] = {}  # path -> its component (one lookup per file, not per finding)
     for d in guarded:
-        component = (
-            membership.component(d.path) if d.guarded.endswith("cuda-only-component") else None
-        )
+        component = None
+        if d.guarded.endswith("cuda-only-component"):
+            if d.path not in of:
+                of[d.path] = membership.component(d.path)
+            component = of[d.path]
         if component is not None:
             n, files = counts.get(id(component), (0, set()))
             files.add(d.path)
