@@ -354,6 +354,8 @@ class FactsMemo:
         and content hash, the options it takes); `compute` must read nothing else. `valid`,
         when given, also decides whether a kept value still holds (a value that consulted
         other files' parts records what it saw, and `valid` asks again)."""
+        if self.snapshot is None:
+            return compute()  # nowhere to keep it (no cache)
         k = (kind, *key)
         for used in self._using:
             used.add(k)
