@@ -143,8 +143,14 @@ def _lint_one(
     if unsafe is None or not fixable(found, unsafe):
         return found, None
     from cuda2rocm import fixer
+    from cuda2rocm.model import Diagnostic
 
-    outcome, error = fixer._fix_one(linter, (item, data, unsafe, None, found))
+    # The findings as `fix` reads them back from the cache, so its input is the same.
+    cached = [Diagnostic.from_json(d.to_json()) for d in found]
+    try:
+        outcome, error = fixer._fix_one(linter, (item, data, unsafe, None, cached))
+    except Exception:  # a failing fix never fails the lint: `fix` meets it again, and says so
+        return found, None
     return found, (fixer._outcome_json(outcome) if outcome is not None and not error else None)
 
 

@@ -518,3 +518,19 @@ def test_a_new_file_keeps_the_other_files_facts(write, tmp_path, memos):
     changed = _lint(tmp_path)
     assert derived > 3 and memos[-1].file_hits >= derived - 1 and memos[-1].file_misses <= 2
     assert changed == _lint(tmp_path, "--no-cache")
+
+
+def test_a_fix_that_fails_while_linting_does_not_fail_the_lint(write, tmp_path, monkeypatch):
+    """The lint keeps fix outcomes as a convenience: a fix that raises leaves the lint's own
+    result as it is, and keeps nothing."""
+    from cuda2rocm import fixer
+
+    _tree(lambda name, text: write(f"t/{name}", text))
+    expected = _lint(tmp_path, "--no-cache")
+
+    def broken(*args, **kwargs):
+        raise fixer.FixError("boom")
+
+    monkeypatch.setattr(fixer, "fix_source", broken)
+    assert _lint(tmp_path) == expected
+    assert not list((tmp_path / "cache").glob("fixes-*.json"))
