@@ -284,17 +284,33 @@ def _builder_alias(func: ast.AST, scope: dict, module: dict) -> bool:
     )
 
 
-def torch_built_dirs(python_files: Iterable[tuple[Path, bytes]]) -> frozenset[Path]:
+def _sources_and_files(data: bytes) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """`extension_sources` of one file's bytes, and the files it names."""
+    files: list[str] = []
+    sources = extension_sources(data.decode("utf-8", "replace"), files)
+    return tuple(sources), tuple(files)
+
+
+def torch_built_dirs(python_files: Iterable[tuple[Path, bytes]], memo=None) -> frozenset[Path]:
     """Folders (resolved) holding sources of torch-built extensions; for a glob pattern
-    (`csrc/**/*.cu`), the folder above its first wildcard."""
+    (`csrc/**/*.cu`), the folder above its first wildcard. `memo` (warm.FactsMemo): what
+    each file names is kept per file, by content."""
+    from cuda2rocm.cache import content_hash
+
     dirs: set[Path] = set()
     for path, data in python_files:
         if TOKEN not in data:
             continue
-        text = data.decode("utf-8", "replace")
+        if memo is not None:
+            named, files = memo.per_file(
+                "extension-sources",
+                (content_hash(data),),
+                lambda data=data: _sources_and_files(data),
+            )
+        else:
+            named, files = _sources_and_files(data)
         base = path.resolve().parent
-        files: list[str] = []
-        for source in extension_sources(text, files):
+        for source in named:
             parts = Path(source).parts
             cut = next((i for i, part in enumerate(parts) if _WILDCARD.search(part)), None)
             if cut is None:

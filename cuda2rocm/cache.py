@@ -45,8 +45,31 @@ def fingerprint(options: Iterable[object], version: str | None = None) -> str:
     return digest.hexdigest()[:32]
 
 
+#: Within `hashing()`: id(bytes) -> (the bytes, their hash). A run's file contents are hashed
+#: for the snapshot, the facts' inputs and the cache keys: each is hashed once.
+_known: dict[int, tuple[bytes, str]] | None = None
+
+
 def content_hash(data: bytes) -> str:
+    if _known is not None:
+        kept = _known.get(id(data))
+        if kept is not None and kept[0] is data:
+            return kept[1]
+        digest = hashlib.blake2b(data, digest_size=16).hexdigest()
+        _known[id(data)] = (data, digest)  # the reference keeps the id from being reused
+        return digest
     return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+@contextlib.contextmanager
+def hashing():
+    """Hash each bytes object once in this block (the objects are kept until it ends)."""
+    global _known
+    outer, _known = _known, ({} if _known is None else _known)
+    try:
+        yield
+    finally:
+        _known = outer
 
 
 class Cache:

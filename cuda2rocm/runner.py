@@ -8,6 +8,7 @@ prints exactly what a serial one does.
 from __future__ import annotations
 
 import contextlib
+import copy
 import dataclasses
 import hashlib
 import os
@@ -18,7 +19,7 @@ from pathlib import Path
 
 from cuda2rocm import warm
 from cuda2rocm.build_context import hipified_dirs, torch_built_dirs
-from cuda2rocm.cache import Cache, content_hash
+from cuda2rocm.cache import Cache, content_hash, hashing
 from cuda2rocm.context.recipes import builds_for_rocm, nvidia_recipes
 from cuda2rocm.discover import Found, Problem, discover
 from cuda2rocm.engine import Linter, LintResult, Notice, _general, is_recovery_notice
@@ -116,7 +117,12 @@ def nothing_to_fix(
     found = cache.get(item.display, digest)
     if found is None:
         return False
-    return not any(
+    return not fixable(found, unsafe)
+
+
+def fixable(found: list, unsafe: bool) -> bool:
+    """Whether `fix` would apply something among these findings (then it parses the file)."""
+    return any(
         d.fix is not None
         and d.fix.edits
         and not d.guarded
@@ -125,9 +131,27 @@ def nothing_to_fix(
     )
 
 
-def _lint_one(linter: Linter, work: tuple[int, Found, bytes, str | None]) -> list:
-    _, item, data, _ = work
-    return linter.lint_data(item, data)
+def _lint_one(
+    linter: Linter, work: tuple[int, Found, bytes, str | None, bool | None]
+) -> tuple[list, dict | None]:
+    """The file's findings and, when `fix` would change something (with `unsafe` the fifth
+    element; None: not asked), the outcome `fix` computes from them, ready for its cache:
+    `fix --check` after a lint then parses nothing. The same function as `fix` computes
+    it with, from the same findings, so the outcome is the one `fix` would get."""
+    _, item, data, _, unsafe = work
+    found = linter.lint_data(item, data)
+    if unsafe is None or not fixable(found, unsafe):
+        return found, None
+    from cuda2rocm import fixer
+    from cuda2rocm.model import Diagnostic
+
+    # The findings as `fix` reads them back from the cache, so its input is the same.
+    cached = [Diagnostic.from_json(d.to_json()) for d in found]
+    try:
+        outcome, error = fixer._fix_one(linter, (item, data, unsafe, None, cached))
+    except Exception:  # a failing fix never fails the lint: `fix` meets it again, and says so
+        return found, None
+    return found, (fixer._outcome_json(outcome) if outcome is not None and not error else None)
 
 
 def _python_and_build_context(
@@ -143,7 +167,7 @@ def _python_and_build_context(
     import hashlib
 
     from cuda2rocm.context import vendor_only
-    from cuda2rocm.context.build import membership
+    from cuda2rocm.context.build import BUILDER_TOKENS, CallSites, membership
     from cuda2rocm.context.python_paths import ProjectIndex
 
     files = [
@@ -157,16 +181,48 @@ def _python_and_build_context(
         (item.path, data) for item, data in _contents(items, have, lambda i: i.language == "cuda")
     ]
 
+    python = [(p, d) for p, _, lang, d in files if lang == "python"]
+
+    def answer(callers: CallSites, question: tuple) -> list:
+        """The files that answer a question asked of the Python files, as (path, hash)s."""
+        return [(str(p), content_hash(d)) for p, d in callers.answer(tuple(question))]
+
+    def members():
+        callers = CallSites(python)
+        found = membership(files, root, sources, off, linter.torch_built_for, callers)
+        return found, [(q, answer(callers, q)) for q in callers.asked]
+
+    def same_answers(kept) -> bool:
+        fresh = CallSites(python)
+        return all(answer(fresh, q) == got for q, got in kept[1])
+
     def derive():
-        index = ProjectIndex.build((p, d) for p, _, lang, d in files if lang == "python")
-        members = membership(files, root, sources, off, linter.torch_built_for)
-        members.components += vendor_only.components(files, root)
-        return index, members
+        index = ProjectIndex.build(python, memo=memo)
+        # Membership reads the Python files other than build files only through questions
+        # (who calls this helper, who names that module): kept while the answers hold.
+        kept, _ = memo.call("membership", m_inputs, members, same_answers)
+        found = copy.copy(kept)
+        found.components = kept.components + vendor_only.components(files, root, memo)
+        return index, found
 
     inputs = [str(root), [(str(p), shown, lang, content_hash(d)) for p, shown, lang, d in files]]
+
+    def builds(data: bytes) -> bool:
+        return any(t in data for t in BUILDER_TOKENS)
+
+    m_inputs = [
+        str(root),
+        sorted(off.items()),
+        [
+            (str(p), shown, lang, content_hash(d) if lang != "python" or builds(d) else None)
+            for p, shown, lang, d in files
+        ],
+    ]
     if off:
-        # membership then reads the C/C++ sources too (headers an NVIDIA-only option lists)
+        # membership then reads the C/C++ sources too (headers an NVIDIA-only option lists),
+        # and every file's text (the macros those options define)
         inputs.append([(str(p), content_hash(d)) for p, d in sources])
+        m_inputs = inputs
     linter.python_index, linter.build_membership = memo.call("python-and-build", inputs, derive)
     parts = [linter.python_index.digest, sorted(linter.build_membership.companions.items())]
     # What CMake findings' guards read run-wide: NVIDIA-only options, every CMake file's uses.
@@ -186,10 +242,13 @@ def _component_summaries(linter: Linter, guarded: list) -> list:
     if membership is None or "cuda-only-component" not in linter.selected:
         return []
     counts: dict[int, tuple[int, set[str]]] = {}
+    of: dict[str, object] = {}  # path -> its component (one lookup per file, not per finding)
     for d in guarded:
-        component = (
-            membership.component(d.path) if d.guarded.endswith("cuda-only-component") else None
-        )
+        component = None
+        if d.guarded.endswith("cuda-only-component"):
+            if d.path not in of:
+                of[d.path] = membership.component(d.path)
+            component = of[d.path]
         if component is not None:
             n, files = counts.get(id(component), (0, set()))
             files.add(d.path)
@@ -308,7 +367,7 @@ def prepare(
     have = {} if have is None else have
     have.update({index: data for index, _, data in read})
     python = [(i.path, d) for i, d in _contents(items, have, lambda i: i.language == "python")]
-    linter.torch_built_dirs = torch_built_dirs(python)
+    linter.torch_built_dirs = torch_built_dirs(python, memo)
     texts = {
         item.display: have[index].decode("utf-8", "replace")
         for index, item in enumerate(items)
@@ -331,27 +390,26 @@ def prepare(
     ]
     off = nvidia_options.options(cmake)
     embedded = [d.decode("utf-8", "replace") for _, d in python if b"#include" in d]
+    # The macros read the build files only through the flags they define: keyed by those
+    # (a comment added to setup.py does not derive the macros again).
+    defines = build_defines.index(builds, off, memo)
+    unbuilt = unbuilt_sources(cmake, linter.torch_built_for)
     inputs = [
         [
             (item.display, content_hash(have[index]))
             for index, item in enumerate(items)
             if item.language == "cuda" and index in have
         ],
-        [(str(p), shown, content_hash(d)) for p, shown, d in builds],
+        repr((defines.facts(), sorted(defines.rocm.items()), sorted(defines.cuda_only.items()))),
         sorted(str(d) for d in linter.torch_built_dirs),
-        [(str(p), shown, content_hash(d)) for p, shown, d in cmake],
         [content_hash(t.encode()) for t in embedded],
+        # sources no build compiles (read from the CMake files): their headers are unincluded
+        sorted((str(p), why) for p, why in unbuilt.items()),
     ]
     linter.project_macros = memo.call(
         "project-macros",
         inputs,
-        lambda: ProjectMacros.build(
-            texts,
-            build_defines.index(builds, off),
-            linter.torch_built_for,
-            embedded,
-            unbuilt_sources(cmake, linter.torch_built_for),
-        ),
+        lambda: ProjectMacros.build(texts, defines, linter.torch_built_for, embedded, unbuilt),
     )
     linter.extension_bindings = _extension_bindings(linter, have, python, items)
     linter.context_key = _python_and_build_context(linter, items, have, memo, off)
@@ -403,10 +461,13 @@ def run(
     cache: Cache | None = None,
     progress: Callable[[int, int], None] | None = None,
     items: list[Found] | None = None,
+    fix_unsafe: bool | None = None,
     **discovery,
 ) -> LintResult:
     """Lint the files under `paths`; `items`, when given, are those files already discovered
-    (the session's groups), and `paths` is not walked again."""
+    (the session's groups), and `paths` is not walked again. `fix_unsafe` (with a cache):
+    also keep, for each file a `fix` would change, the outcome of `fix` with that setting
+    (`fix`, `fix --check` and `fix --diff` after this lint parse nothing)."""
     problems: list[Problem] = []
     if items is None:
         items = list(discover(paths, exclude=exclude, problems=problems, **discovery))
@@ -422,7 +483,8 @@ def run(
             if progress:
                 progress(0, 0)
     if result is None:
-        result = _run(linter, items, jobs, cache, progress, snapshot)
+        with hashing():
+            result = _run(linter, items, jobs, cache, progress, snapshot, fix_unsafe)
     for problem in problems:
         result.diagnostics.append(_general("read-error", problem.display, problem.message))
     result.diagnostics.sort(key=lambda d: d.sort_key)
@@ -436,6 +498,7 @@ def _run(
     cache: Cache | None,
     progress: Callable[[int, int], None] | None,
     snapshot: warm.Snapshot | None,
+    fix_unsafe: bool | None = None,
 ) -> LintResult:
     """The full run: read, derive the project facts, prefilter, lint what the cache lacks."""
     result = LintResult()
@@ -458,7 +521,9 @@ def _run(
     memo = warm.FactsMemo(snapshot) if snapshot is not None else None
     with watch as outside:
         prepare(linter, items, read, have, memo)
-    pending: list[tuple[int, Found, bytes, str | None]] = []
+    pending: list[tuple[int, Found, bytes, str | None, bool | None]] = []
+    if cache is None:
+        fix_unsafe = None  # nowhere to keep fix outcomes
     verdicts: dict[int, tuple[bool, str | None]] = {}
     for index, item, data in read:
         wanted = snapshot.wants(item.display, data) if snapshot is not None else None
@@ -473,7 +538,7 @@ def _run(
         if cached is not None:
             per_file[index] = cached
         else:
-            pending.append((index, item, data, digest))
+            pending.append((index, item, data, digest, fix_unsafe))
     # Progress counts the bytes parsed (files found, read or cached cost next to nothing).
     done, total = 0, sum(len(work[2]) for work in pending)
     if progress:
@@ -485,16 +550,24 @@ def _run(
         if progress:
             progress(done, total)
 
-    for work, diagnostics in zip(
+    outcomes: list[tuple[str, str, dict]] = []
+    for work, (diagnostics, outcome) in zip(
         pending,
         map_files(linter, _lint_one, pending, jobs, advance, weight=lambda w: len(w[2])),
         strict=True,
     ):
         per_file[work[0]] = diagnostics
+        if outcome is not None and work[3] is not None:
+            outcomes.append((work[1].display, f"{work[3]}|{fix_unsafe}", outcome))
     if cache is not None:
-        for index, item, _, digest in pending:
+        for index, item, _, digest, _ in pending:
             cache.put(item.display, digest, per_file[index])
         cache.save()
+        if outcomes:  # where `fix` keeps them (fixer._fix_cache)
+            kept = Cache(cache.directory, cache.key, kind="fixes")
+            for display, key, outcome in outcomes:
+                kept.put_raw(display, key, outcome)
+            kept.save()
     for diagnostics in per_file:
         for d in diagnostics:
             if is_recovery_notice(d):

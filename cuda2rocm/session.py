@@ -187,6 +187,8 @@ class Session:
                 cache=self.cache(group),
                 progress=step,
                 items=group.items,  # discovered once, by groups()
+                # what `fix` after this lint needs (by default: the files' `unsafe-fixes`)
+                fix_unsafe=group.config.unsafe_fixes,
             )
             parts.append((group, result))
         for problem in self.problems:

@@ -69,6 +69,9 @@ class Snapshot:
         self.result: dict | None = None
         #: The token of the facts kept beside the loaded snapshot (None: none kept).
         self.recorded_facts: str | None = None
+        #: (file, token) of the facts of the latest snapshot of another list of files, whose
+        #: per-file parts `FactsMemo` may reuse.
+        self.other_facts: tuple[Path, str] | None = None
         #: The token of the facts this run keeps (`save_facts`).
         self.facts_token: str | None = None
         self._load()
@@ -98,10 +101,13 @@ class Snapshot:
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             return
         self.previous = files
+        facts = document.get("facts")
         if document.get("ident") == self.ident:
             self.outside, self.result = outside, result
-            facts = document.get("facts")
             self.recorded_facts = facts if isinstance(facts, str) else None
+        elif isinstance(facts, str):
+            # Another list of files (one added or removed): its per-file facts still hold.
+            self.other_facts = (_facts_file_of(candidates[0]), facts)
 
     # -- reading the snapshot ------------------------------------------------------------------
     def _same(self, item: Found) -> bool:
@@ -288,7 +294,11 @@ class _FactsUnpickler(pickle.Unpickler):
 
 
 def _facts_file(snapshot: Snapshot) -> Path:
-    return snapshot.file.with_name(snapshot.file.stem.replace("tree-", "facts-", 1) + ".pickle")
+    return _facts_file_of(snapshot.file)
+
+
+def _facts_file_of(tree: Path) -> Path:
+    return tree.with_name(tree.stem.replace("tree-", "facts-", 1) + ".pickle")
 
 
 class FactsMemo:
@@ -304,34 +314,95 @@ class FactsMemo:
         self.current: dict[str, tuple] = {}
         #: Which parts were taken as kept (tests read this).
         self.reused: list[str] = []
+        #: Per-file parts (`per_file`): (kind, *key) -> value, kept and derived this run.
+        self.files_previous: dict[tuple, object] = {}
+        self.files: dict[tuple, object] = {}
+        #: How many per-file parts were kept and derived (tests read these).
+        self.file_hits = 0
+        self.file_misses = 0
+        #: The per-file keys each part now being computed used (kept with the part: a kept
+        #: part keeps its per-file parts for the next run).
+        self._using: list[set[tuple]] = []
         if snapshot is not None:
             loaded = _load_facts(snapshot)
+            if loaded is None and snapshot.other_facts is not None:
+                loaded = _load_facts(snapshot, *snapshot.other_facts)
+                if loaded is not None and isinstance(loaded[1], dict):
+                    loaded = (loaded[0], {_PER_FILE: loaded[1].get(_PER_FILE)})
             if loaded is not None and isinstance(loaded[1], dict):
-                self.previous = loaded[1]
+                self.previous = dict(loaded[1])
+                files = self.previous.pop(_PER_FILE, None)
+                self.files_previous = files if isinstance(files, dict) else {}
 
-    def call(self, name: str, inputs: list, compute):
+    def _carry(self, used) -> None:
+        """Keep for the next run the parts a kept part used (per-file parts, nested parts):
+        they were not asked for this run."""
+        for k in used if isinstance(used, (set, frozenset)) else ():
+            for outer in self._using:
+                outer.add(k)
+            if k[0] == _PART:
+                old = self.previous.get(k[1])
+                if k[1] not in self.current and isinstance(old, tuple) and len(old) == 4:
+                    self.current[k[1]] = old
+                    self._carry(old[3])
+            elif k in self.files_previous and k not in self.files:
+                self.files[k] = self.files_previous[k]
+
+    def per_file(self, kind: str, key: tuple, compute, valid=None):
+        """`compute()`, a function of one file alone, kept per file across runs: a changed file
+        derives only its own part again. `key` must hold all it depends on (the file's path
+        and content hash, the options it takes); `compute` must read nothing else. `valid`,
+        when given, also decides whether a kept value still holds (a value that consulted
+        other files' parts records what it saw, and `valid` asks again)."""
+        if self.snapshot is None:
+            return compute()  # nowhere to keep it (no cache)
+        k = (kind, *key)
+        for used in self._using:
+            used.add(k)
+        if k in self.files:
+            return self.files[k]
+        value = self.files_previous.get(k, _MISSING)
+        if value is not _MISSING and (valid is None or valid(value)):
+            self.file_hits += 1
+        else:
+            value = compute()
+            self.file_misses += 1
+        self.files[k] = value
+        return value
+
+    def call(self, name: str, inputs: list, compute, valid=None):
         """`compute()`, or its kept value when `inputs` (JSON-able: paths, content hashes,
-        anything else it depends on) and what it read are as they were."""
+        anything else it depends on) and what it read are as they were, and `valid(value)`
+        (when given) says the kept value still holds."""
         if self.snapshot is None:
             return compute()
+        for used in self._using:
+            used.add((_PART, name))
         key = hashlib.blake2b(
             repr((self.snapshot.ident, os.getcwd(), inputs)).encode(), digest_size=16
         ).hexdigest()
         old = self.previous.get(name)
         if (
             isinstance(old, tuple)
-            and len(old) == 3
+            and len(old) == 4
             and old[0] == key
             and isinstance(old[1], dict)
             and all(r is not None and list(_stat(p) or ()) == r for p, r in old[1].items())
+            and (valid is None or valid(old[2]))
         ):
             self.current[name] = old
             self.reused.append(name)
             if _reads is not None:  # an enclosing watch (the snapshot's) still needs them
                 _reads.update(old[1])
+            self._carry(old[3])
             return old[2]
-        with watching_reads() as seen:
-            value = compute()
+        used: set[tuple] = set()
+        self._using.append(used)
+        try:
+            with watching_reads() as seen:
+                value = compute()
+        finally:
+            self._using.pop()
         reads = {}
         for path in sorted(seen):
             if path.startswith(_OWN):
@@ -339,20 +410,30 @@ class FactsMemo:
             stat = _stat(path)
             trusted = stat is not None and stat[1] < self.snapshot.started_ns - RACY_NS
             reads[path] = list(stat) if trusted else None
-        self.current[name] = (key, reads, value)
+        self.current[name] = (key, reads, value, frozenset(used))
         return value
 
 
-def _load_facts(snapshot: Snapshot):
-    """(values of FACTS, memo parts) kept for this snapshot, or None."""
-    if not snapshot.recorded_facts:
+_MISSING = object()
+#: The name under which the per-file parts are kept among the memo's parts.
+_PER_FILE = "\0per-file"
+#: Marks a part's name among the keys another part used.
+_PART = "\0part"
+
+
+def _load_facts(snapshot: Snapshot, file: Path | None = None, expected: str | None = None):
+    """(values of FACTS, memo parts) kept for this snapshot (or in `file` under the token
+    `expected`), or None."""
+    if file is None:
+        file, expected = _facts_file(snapshot), snapshot.recorded_facts
+    if not expected:
         return None
     try:
-        with open(_facts_file(snapshot), "rb") as fh:
+        with open(file, "rb") as fh:
             token, values, parts = _FactsUnpickler(fh).load()
     except Exception:  # any unreadable or refused file: derive the facts again
         return None
-    if token != snapshot.recorded_facts or not isinstance(values, list):
+    if token != expected or not isinstance(values, list):
         return None
     return values, parts
 
@@ -368,7 +449,7 @@ def save_facts(snapshot: Snapshot, linter, memo: FactsMemo | None = None) -> Non
             (
                 snapshot.facts_token,
                 [getattr(linter, n) for n in FACTS],
-                memo.current if memo is not None else {},
+                {**memo.current, _PER_FILE: memo.files} if memo is not None else {},
             ),
             protocol=pickle.HIGHEST_PROTOCOL,
         )
@@ -417,6 +498,13 @@ def _audit(event: str, args: tuple) -> None:
             _reads.add(os.path.abspath(args[0]))
     elif event in ("os.scandir", "os.listdir") and args and isinstance(args[0], (str, Path)):
         _reads.add(os.path.abspath(args[0]))  # a folder's mtime changes with its entries
+
+
+def note_read(path: Path | str) -> None:
+    """Count `path` as read by the facts being derived (a reader that decides on a file's
+    size or existence without opening it says so here)."""
+    if _reads is not None:
+        _reads.add(os.path.abspath(path))
 
 
 @contextlib.contextmanager

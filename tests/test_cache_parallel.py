@@ -143,6 +143,10 @@ def test_fix_reuses_the_cache_and_parses_only_files_with_a_fix(write, tmp_path, 
     monkeypatch.setattr(Linter, "lint_source", counting)
     check = CliRunner().invoke(main, ["fix", "--check", *args])
     assert check.exit_code == 1, check.output
+    assert parsed == []  # the lint kept the fix outcome of the default (safe) fixes
+    # with unsafe fixes too, the outcome is not kept: only the file with a fix is parsed
+    unsafe = CliRunner().invoke(main, ["fix", "--check", "--unsafe-fixes", *args])
+    assert unsafe.exit_code == 1, unsafe.output
     assert set(parsed) == {"fixable.py"}
     assert fixable.read_text().startswith("import torch\nwith torch.cuda.amp.autocast()")
     parsed.clear()

@@ -146,7 +146,8 @@ def test_one_changed_file_is_the_only_one_parsed(write, tmp_path, counted):
     (tmp_path / "t/pkg/more.py").write_text("import torch\ny = torch.zeros(2, device='hip')\n")
     counted["reset"]()
     changed = _lint(tmp_path)
-    assert counted["lint_source"] == ["more.py"]
+    # linted, then its fix outcome computed (it has a fix: the fixed text is linted too)
+    assert counted["lint_source"] == ["more.py", "more.py"]
     assert changed == _lint(tmp_path, "--no-cache")
 
 
@@ -160,7 +161,8 @@ def test_a_new_word_in_one_python_file_keeps_the_others_cached(write, tmp_path, 
         fh.write("# zebra_quagga_word\n")
     counted["reset"]()
     changed = _lint(tmp_path)
-    assert counted["lint_source"] == ["more.py"]
+    # linted, then its fix outcome computed (it has a fix: the fixed text is linted too)
+    assert counted["lint_source"] == ["more.py", "more.py"]
     assert changed == _lint(tmp_path, "--no-cache")
     # A word that names a function defined in the project does change every key.
     with (tmp_path / "t/pkg/more.py").open("a") as fh:
@@ -203,15 +205,16 @@ def test_fix_check_after_lint_parses_only_fixable_files_then_nothing(write, tmp_
     _tree(lambda name, text: write(f"t/{name}", text))
     args = ["--cache-dir", str(tmp_path / "cache"), "-j", "1", str(tmp_path / "t")]
     _lint(tmp_path)
+    # the lint parsed each file once, and the fixed text of the two files with a fix
+    assert sorted(counted["lint_source"]) == sorted(
+        ["fixable.py", "fixable.py", "more.py", "more.py", "report_only.py", "k.cu"]
+    )
     counted["reset"]()
     first = _cli("fix", "--check", "--show-fixes", *args)
     assert first.exit_code == 1, first.output
-    # report_only.py has findings but nothing to fix, plain.py none: neither is parsed; the
-    # project facts are those the lint kept, not derived again
-    assert set(counted["lint_source"]) == {"fixable.py", "more.py"}
+    # the outcomes are those the lint kept: nothing is parsed, read or derived
+    assert counted["lint_source"] == []
     assert counted["prepare"] == counted["read"] == 0
-    # only the fixed text is linted: the original's findings are the cached ones
-    assert counted["lint_source"].count("fixable.py") == 1
     counted["reset"]()
     second = _cli("fix", "--check", "--show-fixes", *args)
     assert second.exit_code == 1 and second.output == first.output
@@ -271,6 +274,8 @@ def test_kept_facts_that_cannot_be_trusted_are_derived_again(write, tmp_path, co
     _tree(lambda name, text: write(f"t/{name}", text))
     args = ["--cache-dir", str(tmp_path / "cache"), "-j", "1", str(tmp_path / "t")]
     _lint(tmp_path)
+    for kept in (tmp_path / "cache").glob("fixes-*.json"):
+        kept.unlink()  # the lint's fix outcomes gone: `fix` needs the facts
     expected = _cli("fix", "--diff", "--no-cache", "-j", "1", str(tmp_path / "t")).output
     (facts,) = sorted((tmp_path / "cache").glob("facts-*.pickle"))
     marker = tmp_path / "pwned"
@@ -325,7 +330,8 @@ def test_a_changed_file_re_derives_only_the_facts_it_feeds(write, tmp_path, memo
     assert changed == _lint(tmp_path, "--no-cache")
     (tmp_path / "t/pkg/more.py").write_text("import torch\ny = torch.zeros(3, device='hip')\n")
     changed = _lint(tmp_path)
-    assert memos[-1].reused == ["project-macros"]
+    # build membership asks nothing of more.py (no build file calls or imports it): kept
+    assert memos[-1].reused == ["project-macros", "membership"]
     assert changed == _lint(tmp_path, "--no-cache")
     (tmp_path / "t/setup.py").write_text(CUDA_ONLY)
     changed = _lint(tmp_path)
@@ -356,3 +362,175 @@ def test_a_kept_part_is_derived_again_when_a_file_it_read_changes(tmp_path):
     assert again(["other input"]) == ("one", [])
     extra.write_text("three")
     assert again(["in"]) == ("three", [])
+
+
+FLAGS = "import torch\n\nIS_ROCM = torch.version.hip is not None\n"
+REEXPORT = "# the flags, as torch.version.hip says\nfrom .flags import IS_ROCM\n"
+USER = """\
+import torch
+
+from .reexport import IS_ROCM
+
+if not IS_ROCM:
+    torch.backends.cuda.matmul.allow_tf32 = True
+"""
+
+
+def test_one_changed_python_file_derives_only_its_own_facts(write, tmp_path, memos):
+    """The Python facts are kept per file by content: a changed file derives its own words,
+    passes and import lists again, the others' are kept; the output is a cold run's."""
+    _tree(lambda name, text: write(f"t/{name}", text))
+    for k in range(5):
+        write(f"t/pkg/other_{k}.py", f"import torch  # torch.version.hip\nX{k} = {k}\n")
+    _lint(tmp_path)
+    assert memos[-1].file_hits == 0 and memos[-1].file_misses > 0
+    (tmp_path / "t/pkg/other_3.py").write_text("import torch  # torch.version.hip\nX3 = 33\n")
+    changed = _lint(tmp_path)
+    # its words, and one pass per vendor and round (the index has exports: two rounds)
+    assert memos[-1].file_misses == 1 + 2 * 2
+    assert memos[-1].file_hits > memos[-1].file_misses
+    assert changed == _lint(tmp_path, "--no-cache")
+
+
+def test_a_kept_pass_that_looked_up_a_changed_module_is_derived_again(write, tmp_path, memos):
+    """reexport.py is unchanged, but the flag it re-exports from flags.py changed: its kept
+    second-round pass looked that flag up, so it is derived again, and user.py's finding is
+    no longer guarded."""
+    write("t/pkg/__init__.py", "")
+    write("t/pkg/flags.py", FLAGS)
+    write("t/pkg/reexport.py", REEXPORT)
+    write("t/pkg/user.py", USER)
+    before = json.loads(_lint(tmp_path))
+    assert [d["guarded"] for d in before["diagnostics"]] == [
+        "inside `if not IS_ROCM:` (line 5), false on ROCm: ROCm never runs this"
+    ]
+    # still a file of the index (it names torch.version.hip), with a flag known on both
+    (tmp_path / "t/pkg/flags.py").write_text("IS_ROCM = False  # torch.version.hip unread\n")
+    changed = _lint(tmp_path)
+    assert [d.get("guarded") for d in json.loads(changed)["diagnostics"]] == [None]
+    assert changed == _lint(tmp_path, "--no-cache")
+    hits = memos[-2].file_hits
+    assert hits > 0  # the words of the unchanged files were kept
+
+
+def test_a_file_that_starts_importing_the_dsl_makes_its_folder_a_component(write, tmp_path):
+    """An edit that changes the project facts (here a CuTe DSL package appears) gives what a
+    cold run gives."""
+    write("t/setup.py", BOTH)
+    write("t/csrc/ptx/k.cu", KERNEL)
+    write("t/kern/__init__.py", "import cutlass\n")
+    write("t/kern/a.py", "import cutlass\n\nX = 1\n")
+    write("t/kern/b.py", REPORT_ONLY)
+    write("t/kern/c.py", REPORT_ONLY)
+    first = _lint(tmp_path)
+    assert "cuda-only-component" not in first
+    (tmp_path / "t/kern/b.py").write_text("import cutlass\n" + REPORT_ONLY)
+    changed = _lint(tmp_path)
+    assert "cuda-only-component" in changed
+    assert changed == _lint(tmp_path, "--no-cache")
+    (tmp_path / "t/kern/b.py").write_text(REPORT_ONLY)
+    assert _lint(tmp_path) == first
+
+
+DEAD_IMPORT = """\
+from setuptools import setup
+from torch.utils.cpp_extension import CUDAExtension, IS_HIP_EXTENSION
+
+if not IS_HIP_EXTENSION:
+    from build_tools.nv import nv_flags
+
+mods = [CUDAExtension("ext", sources=["csrc/k.cu"])]
+setup(name="demo", ext_modules=mods)
+"""
+NV_HELPER = """\
+import torch
+
+def nv_flags():
+    torch.backends.cuda.matmul.allow_tf32 = True
+    return ["-DX"]
+"""
+
+
+def test_kept_build_membership_is_derived_again_when_another_file_names_its_module(
+    write, tmp_path, memos
+):
+    """Membership reads files other than build files only through questions (who names the
+    helper module setup.py imports only for CUDA): kept while no answer changes; a plain
+    file that starts naming the module makes it a live module, as in a cold run."""
+    write("t/setup.py", DEAD_IMPORT)
+    write("t/build_tools/__init__.py", "")
+    write("t/build_tools/nv.py", NV_HELPER)
+    write("t/csrc/k.cu", KERNEL)
+    write("t/pkg/plain.py", "def f(x):\n    return x\n")
+    for path in (tmp_path / "t").rglob("*"):  # written long before: their stats are trusted
+        os.utime(path, (path.stat().st_atime - 60, path.stat().st_mtime - 60))
+    first = _lint(tmp_path)
+    assert "cuda-only-component" in first
+    (tmp_path / "t/pkg/plain.py").write_text("def f(x):\n    return x + 1\n")
+    assert _lint(tmp_path) == first
+    assert "membership" in memos[-1].reused
+    (tmp_path / "t/pkg/plain.py").write_text("from build_tools.nv import nv_flags\n")
+    changed = _lint(tmp_path)
+    assert "membership" not in memos[-1].reused
+    assert "cuda-only-component" not in changed
+    assert changed == _lint(tmp_path, "--no-cache")
+
+
+DEFINES = """\
+from setuptools import setup
+from torch.utils.cpp_extension import CUDAExtension
+
+flags = ["-DUSE_FAST=1"]
+mods = [CUDAExtension("ext", sources=["csrc/ptx/k.cu"], extra_compile_args={"nvcc": flags})]
+setup(name="demo", ext_modules=mods)
+"""
+GUARDED_KERNEL = """\
+__global__ void k(int *x) {
+#if USE_FAST
+  asm volatile("membar.gl;");
+#endif
+}
+"""
+
+
+def test_the_macros_are_kept_while_the_build_defines_the_same_flags(write, tmp_path, memos):
+    write("t/setup.py", DEFINES)
+    write("t/csrc/ptx/k.cu", GUARDED_KERNEL)
+    first = _lint(tmp_path)
+    (tmp_path / "t/setup.py").write_text(DEFINES + "# a comment\n")
+    changed = _lint(tmp_path)
+    assert "project-macros" in memos[-1].reused  # the same flags: the macros are kept
+    assert changed == first == _lint(tmp_path, "--no-cache")
+    (tmp_path / "t/setup.py").write_text(DEFINES.replace("USE_FAST=1", "USE_FAST=0"))
+    changed = _lint(tmp_path)
+    assert "project-macros" not in memos[-1].reused
+    assert changed != first  # the PTX is now in code no build compiles
+    assert changed == _lint(tmp_path, "--no-cache")
+
+
+def test_a_new_file_keeps_the_other_files_facts(write, tmp_path, memos):
+    """A file added changes the list of files (a new snapshot), but the per-file facts of
+    the latest snapshot still hold: only the new file's are derived."""
+    _tree(lambda name, text: write(f"t/{name}", text))
+    _lint(tmp_path)
+    derived = memos[-1].file_misses
+    write("t/pkg/added.py", REPORT_ONLY)
+    changed = _lint(tmp_path)
+    assert derived > 3 and memos[-1].file_hits >= derived - 1 and memos[-1].file_misses <= 2
+    assert changed == _lint(tmp_path, "--no-cache")
+
+
+def test_a_fix_that_fails_while_linting_does_not_fail_the_lint(write, tmp_path, monkeypatch):
+    """The lint keeps fix outcomes as a convenience: a fix that raises leaves the lint's own
+    result as it is, and keeps nothing."""
+    from cuda2rocm import fixer
+
+    _tree(lambda name, text: write(f"t/{name}", text))
+    expected = _lint(tmp_path, "--no-cache")
+
+    def broken(*args, **kwargs):
+        raise fixer.FixError("boom")
+
+    monkeypatch.setattr(fixer, "fix_source", broken)
+    assert _lint(tmp_path) == expected
+    assert not list((tmp_path / "cache").glob("fixes-*.json"))

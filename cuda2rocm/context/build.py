@@ -264,6 +264,42 @@ class CallSites:
     def __init__(self, files: Iterable[tuple[Path, bytes]] = ()) -> None:
         self.files = [(p, d) for p, d in files]
         self._trees: dict[Path, ast.Module | None] = {}
+        #: The questions asked of the files (`containing`, `naming`): a result derived with
+        #: these callers depends on the other files only through the answers, so it holds
+        #: while each question gets the same files (warm.FactsMemo checks that).
+        self.asked: list[tuple[str, str]] = []
+
+    def containing(self, token: str) -> list[tuple[Path, bytes]]:
+        """The files whose text holds `token`."""
+        self.asked.append(("contains", token))
+        return self.answer(("contains", token))
+
+    def naming(self, module: str) -> list[tuple[Path, bytes]]:
+        """The files that name the dotted `module`: spelled out, or as `from parent import
+        last`."""
+        self.asked.append(("names", module))
+        return self.answer(("names", module))
+
+    def answer(self, question: tuple[str, str]) -> list[tuple[Path, bytes]]:
+        """The files that answer `question` (not recorded)."""
+        kind, what = question
+        if kind == "contains":
+            token = what.encode()
+            return [(p, d) for p, d in self.files if token in d]
+        parent, _, last = what.rpartition(".")
+        via_parent = re.compile(
+            rb"\bfrom\s+"
+            + re.escape(parent.encode())
+            + rb"\s+import\b[^\n]*\b"
+            + re.escape(last.encode())
+            + rb"\b"
+        )
+        name = what.encode()
+        return [
+            (p, d)
+            for p, d in self.files
+            if name in d or (parent and via_parent.search(d) is not None)
+        ]
 
     def _tree(self, path: Path, data: bytes) -> ast.Module | None:
         if path not in self._trees:
@@ -275,10 +311,7 @@ class CallSites:
 
     def folders(self, defined_in: Path, function: str, index: int, keyword: str) -> list[Path]:
         out: list[Path] = []
-        token = function.encode()
-        for path, data in self.files:
-            if token not in data:
-                continue
+        for path, data in self.containing(function):
             tree = self._tree(path, data)
             if tree is None:
                 continue
@@ -442,20 +475,11 @@ def _dead_imports(
     out = []
     this = path.resolve()
     for module, (node, name) in dead.items():
-        parent, _, last = name.rpartition(".")
         # `from build_tools import paddle` names it too; `import paddle` (the framework) not.
-        via_parent = re.compile(
-            rb"\bfrom\s+"
-            + re.escape(parent.encode())
-            + rb"\s+import\b[^\n]*\b"
-            + re.escape(last.encode())
-            + rb"\b"
-        )
         named_elsewhere = any(
             other.resolve() not in (this, module)
-            and (name.encode() in data or (parent and via_parent.search(data)))
             and not _builds_only_components(other, data, name, known)
-            for other, data in callers.files
+            for other, data in callers.naming(name)
         )
         if module in live or named_elsewhere:
             continue
@@ -997,12 +1021,15 @@ def membership(
     sources: Iterable[tuple[Path, bytes]] | None = None,
     off: dict[str, str] | None = None,
     torch_built: Callable[[str], bool] | None = None,
+    callers: CallSites | None = None,
 ) -> Membership:
     """Components of a run: `files` holds (path, display, language, bytes) of its Python and
     CMake files; `sources` (path, bytes) its C/C++ files, to tell whether a header that an
     NVIDIA-only option lists is still included by code ROCm compiles (None: assume it is);
     `off` the run's NVIDIA-only options when the caller has them (`nvidia_options.options`);
-    `torch_built(path)`: whether torch's cpp_extension builds a file (`context.unbuilt`)."""
+    `torch_built(path)`: whether torch's cpp_extension builds a file (`context.unbuilt`);
+    `callers` the run's Python files as `CallSites` (made here when not given: the caller
+    passes its own to see what was asked of them)."""
     files = list(files)
     companions: dict[str, bool | None] = {}
     for _, _, language, data in files:
@@ -1016,7 +1043,8 @@ def membership(
         off = nvidia_options.options((p, d, data) for p, d, _, data in files)
     cmake_files = [(p, d, data) for p, d, language, data in files if language == "cmake"]
     flow = build_flow(data.decode("utf-8", "replace") for _, _, data in cmake_files)
-    callers = CallSites((p, d) for p, _, language, d in files if language == "python")
+    if callers is None:
+        callers = CallSites((p, d) for p, _, language, d in files if language == "python")
     found: list[Component] = []
     deferred: list[Callable[[list[Component]], list[Component]]] = []
     for path, display, language, data in files:

@@ -309,11 +309,30 @@ def cmake_defines(
                 out.add(name, value, _and(path), f"{where}:{lineno}" + (f"; {why}" if why else ""))
 
 
+class _Adds:
+    """What `python_defines` adds, in order (replayed into the run's `BuildDefines`)."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple] = []
+
+    def add(self, name: str, value: str | None, rocm: Tri, where: str) -> None:
+        self.calls.append((name, value, rocm, where))
+
+
+def _python_adds(text: str, where: str) -> tuple[tuple, ...]:
+    adds = _Adds()
+    python_defines(text, where, adds)  # type: ignore[arg-type]
+    return tuple(adds.calls)
+
+
 def index(
-    files: Iterable[tuple[Path, str, bytes]], off: Mapping[str, str] | None = None
+    files: Iterable[tuple[Path, str, bytes]], off: Mapping[str, str] | None = None, memo=None
 ) -> BuildDefines:
     """Build flags from (path, display path, bytes) of the run's build scripts. `off`: options
-    a ROCm build cannot turn on (`nvidia_options.options`; computed from `files` if None)."""
+    a ROCm build cannot turn on (`nvidia_options.options`; computed from `files` if None).
+    `memo` (warm.FactsMemo): what each Python build file defines is kept per file."""
+    from cuda2rocm.cache import content_hash
+
     out = BuildDefines()
     files = list(files)
     if off is None:
@@ -330,7 +349,16 @@ def index(
         name = path.name
         if name.endswith(".py"):
             if b"define_macros" in data or b'"-D' in data or b"'-D" in data:
-                python_defines(data.decode("utf-8", "replace"), display, out)
+                text = data.decode("utf-8", "replace")
+                if memo is None:
+                    python_defines(text, display, out)
+                    continue
+                key = (display, content_hash(data))
+                adds = memo.per_file(
+                    "python-defines", key, lambda t=text, d=display: _python_adds(t, d)
+                )
+                for call in adds:
+                    out.add(*call)
         elif (name == "CMakeLists.txt" or name.endswith(".cmake")) and (
             b"-D" in data or b"definitions" in data
         ):

@@ -78,7 +78,8 @@ def cuda_only_bindings(
     modules = [(p, m.group(1), m.group(2), m) for p, t in cpp.items() for m in _MODULE.finditer(t)]
     if not modules:
         return Bindings()
-    names = {n for _, t in python for n in _EXTENSION_NAME.findall(t)}
+    # (the substring first: the pattern's leading \b makes a search over every file slow)
+    names = {n for _, t in python if "Extension" in t for n in _EXTENSION_NAME.findall(t)}
     out = Bindings()
     for path, name, var, match in modules:
         if name == "TORCH_EXTENSION_NAME":

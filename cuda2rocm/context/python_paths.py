@@ -971,41 +971,86 @@ class ProjectIndex:
                 self._by_suffix.setdefault(".".join(parts[-k:]), []).append(path)
 
     @classmethod
-    def build(cls, files: Iterable[tuple[Path, bytes]], build_files: bool = False) -> ProjectIndex:
+    def build(
+        cls, files: Iterable[tuple[Path, bytes]], build_files: bool = False, memo=None
+    ) -> ProjectIndex:
         """`build_files`: the files are build helpers, run for one vendor's build at a time
-        (`Paths(env_defaults=True)`), so every file is read, not only those naming a flag."""
-        parsed = []
+        (`Paths(env_defaults=True)`), so every file is read, not only those naming a flag.
+        `memo` (warm.FactsMemo): each file's words and passes are kept per file, so a changed
+        file derives only its own (a pass that looked up another module's exports is kept
+        only while those lookups still give what they gave)."""
+        from cuda2rocm.cache import content_hash
+
+        memo = memo if memo is not None else NoMemo()
+        candidates = []
         foreign: set[str] = set()
-        defined: set[bytes] = set()
+        defined: set[str] = set()
         for path, data in files:
-            words = set(_WORD.findall(data))
-            defs = set(_DEF.findall(data))
-            defined |= defs
-            foreign |= {w.decode() for w in words - defs}
-            if not build_files and not any(t.encode() in data for t in TOKENS):
+            digest = content_hash(data)
+            others, defs, flagged = memo.per_file(
+                "words", (digest,), lambda data=data: _words(data)
+            )
+            if defs:
+                defined.update(defs.split("\n"))
+            if others:
+                foreign.update(others.split("\n"))
+            if not build_files and not flagged:
                 continue
-            text = data.decode("utf-8", "replace")
-            tree = _parse(text)
-            if tree is not None:
-                parsed.append((path.resolve(), text, tree, _Shared(tree, text)))
-        names = frozenset(d.decode() for d in defined)
+            candidates.append((path.resolve(), data, digest))
+        trees: dict[Path, tuple | None] = {}
+
+        def parsed(resolved: Path, data: bytes):
+            if resolved not in trees:
+                text = data.decode("utf-8", "replace")
+                tree = _parse(text)
+                trees[resolved] = None if tree is None else (text, tree, _Shared(tree, text))
+            return trees[resolved]
+
+        def run(resolved: Path, data: bytes, vendor: str, index: ProjectIndex | None):
+            """(lookups it made, exported names), or None: the file does not parse."""
+            found = parsed(resolved, data)
+            if found is None:
+                return None
+            text, tree, shared = found
+            recorder = None if index is None else _Lookups(index)
+            try:
+                p = _Pass(tree, text, vendor, recorder, resolved, build_files, shared)
+                p.build_file = build_files
+                env = p.run()
+            except (RecursionError, ValueError, TypeError, AttributeError):
+                env = {}  # a pathological file: left out of the index
+            exported = {
+                k: v
+                for k, v in env.items()
+                if (isinstance(v, Value) and v.known) or isinstance(v, (Helper, ClassInfo))
+            }
+            return (tuple(recorder.seen) if recorder is not None else (), exported)
+
+        def still(index: ProjectIndex | None, resolved: Path, vendor: str):
+            def valid(kept) -> bool:
+                return kept is None or all(
+                    index is not None and index.lookup(resolved, *asked, vendor) == answer
+                    for asked, answer in kept[0]
+                )
+
+            return valid
+
+        names = frozenset(defined)
         index = None
-        for _ in range(2):  # the second round follows flags re-exported from another module
+        for round_ in range(2):  # the second follows flags re-exported from another module
             exports: dict[str, dict[str, dict[str, object]]] = {}
-            for resolved, text, tree, shared in parsed:
+            for resolved, data, digest in candidates:
                 per_vendor = {}
                 for vendor in (ROCM, CUDA):
-                    try:
-                        p = _Pass(tree, text, vendor, index, resolved, build_files, shared)
-                        p.build_file = build_files
-                        env = p.run()
-                    except (RecursionError, ValueError, TypeError, AttributeError):
-                        env = {}  # a pathological file: left out of the index
-                    per_vendor[vendor] = {
-                        k: v
-                        for k, v in env.items()
-                        if (isinstance(v, Value) and v.known) or isinstance(v, (Helper, ClassInfo))
-                    }
+                    kept = memo.per_file(
+                        "pass",
+                        (resolved.as_posix(), digest, vendor, build_files, round_),
+                        lambda r=resolved, d=data, v=vendor, i=index: run(r, d, v, i),
+                        still(index, resolved, vendor),
+                    )
+                    if kept is None:
+                        break
+                    per_vendor[vendor] = kept[1]
                 if any(per_vendor.values()):
                     exports[resolved.as_posix()] = per_vendor
             index = cls(exports, frozenset(foreign), names)
@@ -1054,6 +1099,39 @@ class ProjectIndex:
 
 _WORD = re.compile(rb"[A-Za-z_]\w*")
 _DEF = re.compile(rb"\bdef\s+([A-Za-z_]\w*)")
+
+
+def _words(data: bytes) -> tuple[str, str, bool]:
+    """(names the file mentions but does not `def`, names it `def`s, whether it names one of
+    `TOKENS`), the names joined by newlines: one string per file is what a tree's kept facts
+    hold in the least memory."""
+    words = set(_WORD.findall(data))
+    defs = set(_DEF.findall(data))
+    return (
+        b"\n".join(sorted(words - defs)).decode(),
+        b"\n".join(sorted(defs)).decode(),
+        any(t.encode() in data for t in TOKENS),
+    )
+
+
+class NoMemo:
+    """`warm.FactsMemo.per_file` without keeping anything (no cache)."""
+
+    def per_file(self, kind: str, key: tuple, compute, valid=None):
+        return compute()
+
+
+class _Lookups:
+    """The index as a pass sees it, recording what the pass looked up and got."""
+
+    def __init__(self, index: ProjectIndex) -> None:
+        self.index = index
+        self.seen: list[tuple[tuple[str, int], dict | None]] = []
+
+    def lookup(self, importer: Path, module: str, level: int, vendor: str) -> dict | None:
+        found = self.index.lookup(importer, module, level, vendor)
+        self.seen.append(((module, level), found))
+        return found
 
 
 def _parse(text: str) -> ast.Module | None:

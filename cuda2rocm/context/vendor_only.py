@@ -60,7 +60,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from cuda2rocm.cache import content_hash
 from cuda2rocm.context.build import SOURCE_SUFFIXES, Component
+from cuda2rocm.context.python_paths import NoMemo
 
 # -- 1. architecture-specific components --------------------------------------------------------
 ARCH_SPECIFIC = re.compile(r"\b(?:sm|compute)_\d{2,3}[af]\b")
@@ -102,6 +104,13 @@ def _python_target(path: Path, text: str) -> tuple[int, str] | None:
     return min(found)[1:] if found else None
 
 
+def _python_target_or_none(path: Path, text: str) -> tuple[int, str] | None:
+    try:
+        return _python_target(path, text)
+    except RecursionError:
+        return None
+
+
 def _cmake_target(text: str) -> tuple[int, str] | None:
     code = re.sub(r"#[^\n]*", "", text)
     if CMAKE_ROCM.search(code):
@@ -114,30 +123,35 @@ def _cmake_target(text: str) -> tuple[int, str] | None:
 
 
 def arch_components(
-    files: Iterable[tuple[Path, str, str, bytes]], root: Path | None
+    files: Iterable[tuple[Path, str, str, bytes]], root: Path | None, memo=None
 ) -> list[Component]:
     """Components whose own build targets NVIDIA architecture-specific features only
-    (signal 1). `files` holds (path, display, language, bytes) of the run's build files."""
+    (signal 1). `files` holds (path, display, language, bytes) of the run's build files;
+    `memo` (warm.FactsMemo) keeps what is derived from one file, or one folder, across runs."""
     if root is None:
         return []
+    memo = memo if memo is not None else NoMemo()
     root = root.resolve()
     found: list[Component] = []
     for path, display, language, data in files:
-        folder = path.resolve().parent
-        if folder == root or not folder.is_relative_to(root):
-            continue
         is_cmake = language == "cmake" and path.name == "CMakeLists.txt"
         is_python = language == "python" and any(t in data for t in PY_BUILD_TOKENS)
         if not (is_cmake or is_python):
+            continue
+        folder = path.resolve().parent
+        if folder == root or not folder.is_relative_to(root):
             continue
         text = data.decode("utf-8", "replace")
         named = ARCH_SPECIFIC.search(text) or (is_cmake and CMAKE_ARCH.search(text))
         if not named or AMD_TARGET.search(text):
             continue
-        try:
-            target = _cmake_target(text) if is_cmake else _python_target(path, text)
-        except RecursionError:
-            continue
+        if is_cmake:
+            target = _cmake_target(text)
+        else:
+            key = (path.resolve().as_posix(), content_hash(data))
+            target = memo.per_file(
+                "arch-target", key, lambda p=path, t=text: _python_target_or_none(p, t)
+            )
         if target is None:
             continue
         if not any(p.suffix in COMPILED and p.is_file() for p in folder.rglob("*")):
@@ -145,14 +159,18 @@ def arch_components(
         line, literal = target
         block = None
         if not is_cmake and ROCM_MARK.search(text):
-            block = _statement_lines(text, line)
+            block = memo.per_file(
+                "statement-lines",
+                (content_hash(data), line),
+                lambda text=text, line=line: _statement_lines(text, line),
+            )
         label = f"`{folder.relative_to(root).as_posix()}/`"
         why = (
             f"its build targets `{literal}`, an NVIDIA architecture-specific feature set that no "
             "other GPU runs, names no AMD GPU target and has no ROCm branch; a ROCm port is a "
             "reimplementation (e.g. on composable_kernel or Triton)"
         )
-        held = _held(folder)
+        held = _held_memo(memo, folder)
         if held:
             extent = (path.resolve(), block) if block else None
             found.append(VendorComponent(folder, display, line, why, label, held, extent))
@@ -183,15 +201,25 @@ class VendorComponent(Component):
         return f"in {self.label}, which {what} ({self.why}); reported once as cuda-only-component"
 
 
+def _held_memo(memo, folder: Path) -> frozenset[Path]:
+    """`_held(folder)`, kept while nothing it listed or read changed."""
+    if not hasattr(memo, "call"):
+        return _held(folder)
+    return memo.call(f"held {folder.as_posix()}", [folder.as_posix()], lambda: _held(folder))
+
+
 def _held(folder: Path) -> frozenset[Path]:
     """Files of a CUDA-only component's folder that are guarded: all but non-C files that
     name ROCm (they may hold a ROCm path)."""
+    from cuda2rocm.warm import note_read
+
     held = set()
     for p in folder.rglob("*"):
         resolved = p.resolve()
         if not p.is_file():
             continue
         if p.suffix not in COMPILED:
+            note_read(p)  # its size decides too, whether read or not
             try:
                 if p.stat().st_size > 4_000_000 or ROCM_MARK.search(
                     p.read_bytes().decode("utf-8", "replace")
@@ -259,16 +287,27 @@ def _module_imports(tree: ast.Module) -> list[tuple[int, str]]:
     return out
 
 
+def _parsed_imports(data: bytes) -> tuple[tuple[int, str], ...] | None:
+    """`_module_imports` of the file's bytes; None when they do not parse."""
+    try:
+        tree = ast.parse(data)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    return tuple(_module_imports(tree))
+
+
 def _is_dsl(module: str) -> bool:
     return module == "cutlass" or module.startswith("cutlass.")
 
 
 def dsl_components(
-    files: Iterable[tuple[Path, str, str, bytes]], root: Path | None
+    files: Iterable[tuple[Path, str, str, bytes]], root: Path | None, memo=None
 ) -> list[Component]:
-    """Sub-folders whose Python is mostly CuTe DSL code (signal 1b)."""
+    """Sub-folders whose Python is mostly CuTe DSL code (signal 1b). `memo`: each file's
+    import list is kept per file (warm.FactsMemo)."""
     if root is None:
         return []
+    memo = memo if memo is not None else NoMemo()
     files = [f for f in files if f[2] == "python"]
     if not any(b"cutlass" in data for *_, data in files):
         # No file names the DSL: no direct user, so no DSL package and no component (the
@@ -280,14 +319,15 @@ def dsl_components(
     for path, display, language, data in files:
         if language != "python":
             continue
-        try:
-            tree = ast.parse(data)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
+        found = memo.per_file(
+            "module-imports", (content_hash(data),), lambda data=data: _parsed_imports(data)
+        )
+        if found is None:
             continue
         resolved = path.resolve()
         if not resolved.is_relative_to(root):
             continue
-        imports[resolved] = _module_imports(tree)
+        imports[resolved] = list(found)
         shown[resolved] = display
     by_folder: dict[Path, list[Path]] = {}
     for p in imports:
@@ -325,7 +365,7 @@ def dsl_components(
         )
         direct_hits = [c for c in candidates if any(_is_dsl(m) for _, m in imports[c[2]])]
         _, line, first = (direct_hits or candidates)[0]
-        held = _held(folder)
+        held = _held_memo(memo, folder)
         if not held:
             continue
         label = f"`{folder.relative_to(root).as_posix()}/`"
@@ -340,10 +380,13 @@ def dsl_components(
     ]
 
 
-def components(files: Iterable[tuple[Path, str, str, bytes]], root: Path | None) -> list[Component]:
-    """Signals 1 and 1b; a component inside another is the same decision."""
+def components(
+    files: Iterable[tuple[Path, str, str, bytes]], root: Path | None, memo=None
+) -> list[Component]:
+    """Signals 1 and 1b; a component inside another is the same decision. `memo`
+    (warm.FactsMemo) keeps what one file or folder gives across runs."""
     files = list(files)
-    found = arch_components(files, root) + dsl_components(files, root)
+    found = arch_components(files, root, memo) + dsl_components(files, root, memo)
     return [
         c for c in found if not any(o is not c and c.root.is_relative_to(o.root) for o in found)
     ]
