@@ -160,3 +160,28 @@ def test_a_source_torch_builds_is_built(tmp_path):
     cmake = [(p, str(p), p.read_bytes()) for p in tmp_path.rglob("CMakeLists.txt")]
     names = {p.name for p in unbuilt_sources(cmake, lambda path: path.endswith("example_fwd.cu"))}
     assert names == {"example_bwd.cu"}
+
+
+def test_a_cached_run_sees_a_cmake_edit_that_builds_the_vendored_folder(tmp_path):
+    # The macros are kept across runs by what they read: the unbuilt sources are part of it,
+    # so adding the folder to the build reports its header again, as an uncached run does.
+    from click.testing import CliRunner
+
+    from cuda2rocm.cli import main
+
+    root = tmp_path / "t"
+    root.mkdir()
+    _tree(root)
+
+    def lint(*extra: str) -> list[str]:
+        args = ["lint", "--format", "json", "--select", "hip-include", "-j", "1", *extra]
+        out = CliRunner().invoke(main, [*args, str(root)])
+        assert out.exit_code in (0, 1), out.output
+        return out.output
+
+    cache = ["--cache-dir", str(tmp_path / "cache")]
+    assert "kernel.hpp" not in lint(*cache)
+    _tree(root, **{"ops/CMakeLists.txt": OPS_CMAKE + "add_subdirectory(attention/vendored)\n"})
+    cached = lint(*cache)
+    assert "kernel.hpp" in cached
+    assert cached == lint("--no-cache")
