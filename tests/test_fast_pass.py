@@ -36,8 +36,8 @@ def reductions(monkeypatch):
     count = {"reduced": 0}
     original = python_fast.reduce
 
-    def counting(*args):
-        result = original(*args)
+    def counting(*args, **kwargs):
+        result = original(*args, **kwargs)
         count["reduced"] += result is not None
         return result
 
@@ -256,3 +256,109 @@ def test_nested_line_positions_agree_with_whole_file_positions(newline):
         for node, where in table.items():
             assert full[node] == where
     assert computed == len(lines) - 1  # all but the top-level `import torch`
+
+
+STATEMENTS = """\
+import torch
+
+AMD = torch.version.hip is not None
+ON_AMD = AMD
+CAP = torch.cuda.get_device_capability()
+
+
+def train(args, model, dtype=torch.float8_e4m3fn, steps=10):
+    noise = compute_noise(args)
+    unrelated = [1, 2, 3]
+    for step in range(steps):
+        loss = model(step)
+        loss.backward()
+    if ON_AMD:
+        return
+    torch.backends.cuda.matmul.allow_tf32 = True
+    summary = {"loss": 1}
+    return summary
+
+
+def gate(model):
+    limit = 5
+    unused = "text"
+    major = CAP[0]
+    helper = model.helper
+    if major >= 8:
+        use_bf16 = True
+    threshold = limit + 1
+    if threshold > 3:
+        return threshold
+    return use_bf16
+
+
+def declares(model):
+    global CAP
+    value = model.value
+    CAP = value
+    other = 2
+    return torch.float8_e4m3fn
+
+
+def loops(model, batches):
+    scale = 2
+    for batch in batches:
+        out = model(batch)
+        with torch.no_grad():
+            out.backward()
+            if torch.cuda.get_device_capability() >= (9, 0):
+                scale = 3
+        log(out)
+    return scale
+
+
+def counted(model):
+    x = model.one
+    x = model.two
+    total = 0
+    if x >= (8, 0) and torch.cuda.get_device_capability() >= (9, 0):
+        return total
+    return 0
+"""
+
+
+def test_statements_no_rule_needs_are_blanked_inside_kept_bodies(monkeypatch, reductions):
+    """Inside a body that holds a token, statements are blanked one by one; guards read through
+    a flag (`if ON_AMD: return`), bindings that kept statements read (to a fixpoint, so
+    binding counts stay), `global` names and parameters' own defaults are kept."""
+    source = SourceFile("statements.py", "python", STATEMENTS)
+    specs = [r for r in LINTABLE if r.id in ("tf32-flags", "device-capability-gate", "fp8-dtype")]
+    for linter in (Linter(LINTABLE), *(Linter([s]) for s in specs)):
+        full, fast = _both(monkeypatch, lambda linter=linter: linter.lint_source(source))
+        assert _json(fast) == _json(full)
+    full = Linter(LINTABLE).lint_source(source)
+    assert {d.rule for d in full} >= {"device-capability-gate", "fp8-dtype"}
+    assert not any(d.rule == "tf32-flags" for d in full)  # ROCm returned early
+    tokens = {t for s in specs for t in s.tokens}
+    reduced = python_fast.reduce(STATEMENTS, ast.parse(STATEMENTS), tokens)
+    assert reduced is not None and len(reduced) == len(STATEMENTS)
+    ast.parse(reduced)
+    kept = reduced.replace(" ", "")
+    for line in ("ifON_AMD:", "allow_tf32=True", "major=CAP[0]", "ifmajor>=8:", "globalCAP"):
+        assert line in kept
+    # `value` is read by the kept `CAP = value`; both bindings of `x` are read by the gate
+    for line in ("value=model.value", "CAP=value", "x=model.one", "x=model.two", "total=0"):
+        assert line in kept
+    for line in ("noise=", "unrelated=", "loss.backward()", "summary=", "unused=", "other=2"):
+        assert line not in kept
+    assert "limit=5" not in kept and "threshold=limit+1" not in kept
+    # a loop or `with` holding a hit keeps its header; its other statements go
+    assert "forbatchinbatches:" in kept and "withtorch.no_grad():" in kept
+    assert "scale=2" in kept and "scale=3" in kept  # both bindings of a name kept code reads
+    assert "out=model(batch)" not in kept and "log(out)" not in kept
+
+
+def test_parameters_are_bound_to_their_own_defaults():
+    """`def f(a, dtype=torch.float8_e4m3fn)`: `dtype` is bound to what holds a token, `a`
+    is not (the whole header would bind every parameter)."""
+    text = "import torch\n\ndef f(a, b: int = 1, dtype=torch.float8_e4m3fn, *, c=None):\n    pass\n"
+    tree = ast.parse(text)
+    found = python_fast._bound_names(
+        text, tree, python_fast._Offsets(text), {"float8_e4m3fn"}, {"float8_e4m3fn"}
+    )
+    assert "dtype" in found and not found & {"a", "b", "c"}

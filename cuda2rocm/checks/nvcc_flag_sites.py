@@ -179,6 +179,9 @@ class FlagSites(NameAware):
     `_module`, as `nvcc_flags.Rule` does.
     """
 
+    #: the fast pass keeps the file whole: this rule asks where a function is called from
+    WHOLE_FILE = True
+
     def __init__(self, *args) -> None:
         super().__init__(*args)
         self._sites: list[Site] = []

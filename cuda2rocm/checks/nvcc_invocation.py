@@ -57,6 +57,9 @@ def _strings(node: cst.CSTNode) -> list[str]:
 
 
 class PythonRule(_py.NameAware):
+    #: the fast pass keeps the file whole: this rule asks where a function is called from
+    WHOLE_FILE = True
+
     def __init__(self, *args) -> None:
         super().__init__(*args)
         self._runs: list[cst.Call] = []

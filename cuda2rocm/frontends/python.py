@@ -440,6 +440,18 @@ class PythonRule(cst.BatchableCSTVisitor):
     """
 
     METADATA_DEPENDENCIES: ClassVar[tuple] = ()
+    #: What the fast pass (frontends/python_fast.py) must keep for this rule. FOLLOWS: the
+    #: rule reaches findings through names bound to what holds its tokens (`cap =
+    #: get_device_capability()` ... `cap < (8, 0)`), so bodies reading such names are kept;
+    #: False for a rule whose findings and reasons hold a token themselves (import aliases
+    #: are followed for every rule). WHOLE_BODIES: the rule reads the statements around what
+    #: it reports (the rest of a block after a test), so the bodies of functions that hold a
+    #: token are kept whole, not reduced statement by statement. WHOLE_FILE: the rule reasons
+    #: about other functions of the file (their callers, their bodies), so the file is not
+    #: reduced while it runs.
+    FOLLOWS: ClassVar[bool] = True
+    WHOLE_BODIES: ClassVar[bool] = False
+    WHOLE_FILE: ClassVar[bool] = False
 
     def __init__(self, spec: RuleSpec, source: SourceFile, sink: list[Diagnostic]) -> None:
         super().__init__()
@@ -691,8 +703,19 @@ def run_rules(
     rules = list(rules)
     tree = python_fast.parse_ast(source.text)
     reduced = None
-    if FAST_PASS and tree is not None and len(source.text) >= python_fast.MIN_BYTES:
-        reduced = python_fast.reduce(source.text, tree, {t for s, _ in rules for t in s.tokens})
+    if (
+        FAST_PASS
+        and tree is not None
+        and len(source.text) >= python_fast.MIN_BYTES
+        and not any(cls.WHOLE_FILE for _, cls in rules)
+    ):
+        reduced = python_fast.reduce(
+            source.text,
+            tree,
+            {t for s, _ in rules for t in s.tokens},
+            {t for s, cls in rules if cls.FOLLOWS for t in s.tokens},
+            statements=not any(cls.WHOLE_BODIES for _, cls in rules),
+        )
     wrapper = parse(source, reduced)
     sink: list[Diagnostic] = []
     visitors = [cls(spec, source, sink) for spec, cls in rules]

@@ -53,17 +53,29 @@ def parse_ast(text: str) -> ast.Module | None:
     return tree
 
 
-def reduce(text: str, tree: ast.Module, tokens: Iterable[str]) -> str | None:
-    """`text` with the bodies no rule needs blanked, or None when nothing would be blanked."""
+def reduce(
+    text: str,
+    tree: ast.Module,
+    tokens: Iterable[str],
+    follows: Iterable[str] | None = None,
+    statements: bool = True,
+) -> str | None:
+    """`text` with the bodies no rule needs blanked, or None when nothing would be blanked.
+    `follows`: the tokens of the rules that follow names bound to what holds them (all of
+    `tokens` when not given); the others' tokens are followed through imports only.
+    `statements`: also blank the statements no rule needs inside the bodies that hold a hit
+    (`_reduce_body`); False keeps those bodies whole."""
     offsets = _Offsets(text)
     tokens = set(tokens)
+    follows = tokens if follows is None else set(follows)
     words = (
-        set(tokens) | _bound_names(text, tree, offsets, tokens)
+        tokens | _bound_names(text, tree, offsets, tokens, follows)
         if _has_tokens(text, tokens)
         else set()
     )
     if not words:
         return None
+    words |= _vendor_flags(text, tree, offsets)
     pattern = re.compile(
         "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
         + "|(?i:"
@@ -72,9 +84,10 @@ def reduce(text: str, tree: ast.Module, tokens: Iterable[str]) -> str | None:
     )
     hits = [m.start() for m in pattern.finditer(text)]
     spans: list[tuple[int, int]] = []
-    _blankable(tree.body, offsets, hits, spans)
+    _blankable(tree.body, offsets, hits, spans, statements)
     if not spans:
         return None
+    spans.sort()
     pieces, last = [], 0
     for start, end in spans:
         pieces.append(text[last:start])
@@ -84,12 +97,18 @@ def reduce(text: str, tree: ast.Module, tokens: Iterable[str]) -> str | None:
     return "".join(pieces)
 
 
-def _bound_names(text: str, tree: ast.Module, offsets: _Offsets, tokens: set[str]) -> set[str]:
-    """Names bound, anywhere, to a value that holds a token or another such name (to a
-    fixpoint): imports, assignments, loop and `with` targets, walrus targets, parameters.
-    A body that reads one of them may hold a finding (`cap = get_device_capability()` at
-    module level, `if cap < (8, 0)` in a function), so it is kept."""
+def _bound_names(
+    text: str, tree: ast.Module, offsets: _Offsets, tokens: set[str], follows: set[str]
+) -> set[str]:
+    """Names an import binds to what holds a token (`from torch.cuda.amp import autocast as
+    ac`), and names bound, anywhere, to a value that holds a token of `follows` or another
+    such name (to a fixpoint): imports, assignments, loop and `with` targets, walrus
+    targets, parameters (each to its default). A body that reads one of them may hold a
+    finding (`cap = get_device_capability()` at module level, `if cap < (8, 0)` in a
+    function), so it is kept. A rule that does not follow names (`follows` lacks its tokens)
+    still resolves import aliases, so those are found for every token."""
     bindings: list[tuple[str, set[str], set[str]]] = []
+    imported: set[str] = set()
 
     def add(value: ast.AST | str, targets: Iterable[ast.AST]) -> None:
         names = {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
@@ -102,6 +121,8 @@ def _bound_names(text: str, tree: ast.Module, offsets: _Offsets, tokens: set[str
             segment = _segment(text, offsets, node)
             names = {(a.asname or a.name).split(".", 1)[0] for a in node.names}
             bindings.append((segment, set(_IDENTIFIER.findall(segment)), names))
+            if any(t in segment for t in tokens):
+                imported |= names
         elif isinstance(node, ast.Assign):
             add(node.value, node.targets)
         elif isinstance(node, (ast.AnnAssign, ast.AugAssign)) and node.value is not None:
@@ -113,13 +134,15 @@ def _bound_names(text: str, tree: ast.Module, offsets: _Offsets, tokens: set[str
                 if item.optional_vars is not None:
                     add(item.context_expr, [item.optional_vars])
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            header = text[offsets.start(node) : offsets.body_start(node.body[0])]
-            arguments = node.args
-            params = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
-            params += [a for a in (arguments.vararg, arguments.kwarg) if a is not None]
-            names = {a.arg for a in params}
-            if names:
-                bindings.append((header, set(_IDENTIFIER.findall(header)), names))
+            # Each parameter is bound to its own default (and read through its annotation):
+            # the whole header would bind every parameter to what any one default holds.
+            for param, default in _parameters(node.args):
+                parts = [p for p in (param.annotation, default) if p is not None]
+                if parts:
+                    segment = " ".join(_segment(text, offsets, p) for p in parts)
+                    bindings.append((segment, set(_IDENTIFIER.findall(segment)), {param.arg}))
+    if not follows:
+        return imported
     if ":=" in text:
         for node in ast.walk(tree):
             if isinstance(node, ast.NamedExpr):
@@ -131,10 +154,49 @@ def _bound_names(text: str, tree: ast.Module, offsets: _Offsets, tokens: set[str
         for segment, identifiers, names in bindings:
             if names <= found:
                 continue
-            if identifiers & found or any(t in segment for t in tokens):
+            if identifiers & found or any(t in segment for t in follows):
+                found |= names
+                changed = True
+    return found | imported
+
+
+_VENDOR = re.compile(r"(?i:hip|rocm|rocr)")
+
+
+def _vendor_flags(text: str, tree: ast.Module, offsets: _Offsets) -> set[str]:
+    """Names bound (assignments, imports) to what reads a vendor word, or to another such
+    name (to a fixpoint): the flags a vendor guard follows (`AMD = torch.version.hip is not
+    None` ... `if AMD: return`). A statement that reads one is kept like a vendor word."""
+    bindings: list[tuple[str, set[str]]] = []
+    for node in statements(tree.body):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            names = {(a.asname or a.name).split(".", 1)[0] for a in node.names}
+            bindings.append((_segment(text, offsets, node), names))
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names = {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+            if names:
+                bindings.append((_segment(text, offsets, node.value), names))
+    found: set[str] = set()
+    matched = [(set(_IDENTIFIER.findall(s)), bool(_VENDOR.search(s)), n) for s, n in bindings]
+    changed = True
+    while changed:
+        changed = False
+        for identifiers, vendor, names in matched:
+            if not names <= found and (vendor or identifiers & found):
                 found |= names
                 changed = True
     return found
+
+
+def _parameters(arguments: ast.arguments) -> list[tuple[ast.arg, ast.expr | None]]:
+    """Every parameter with its default (None where it has none)."""
+    positional = [*arguments.posonlyargs, *arguments.args]
+    defaults = [None] * (len(positional) - len(arguments.defaults)) + list(arguments.defaults)
+    pairs = list(zip(positional, defaults, strict=True))
+    pairs += list(zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True))
+    pairs += [(a, None) for a in (arguments.vararg, arguments.kwarg) if a is not None]
+    return pairs
 
 
 def _segment(text: str, offsets: _Offsets, node: ast.AST) -> str:
@@ -159,28 +221,140 @@ def statements(body: list[ast.stmt]) -> Iterable[ast.stmt]:
             stack.extend(reversed(holder.body))
 
 
+def _has_hit(hits: list[int], start: int, end: int) -> bool:
+    i = bisect.bisect_left(hits, start)
+    return i < len(hits) and hits[i] < end
+
+
 def _blankable(
-    body: list[ast.stmt], offsets: _Offsets, hits: list[int], spans: list[tuple[int, int]]
+    body: list[ast.stmt],
+    offsets: _Offsets,
+    hits: list[int],
+    spans: list[tuple[int, int]],
+    statements: bool,
 ) -> None:
     for statement in body:
         if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             inner = statement.body
             start = offsets.body_start(inner[0])
             end = offsets.end(inner[-1])
-            i = bisect.bisect_left(hits, start)
-            if i < len(hits) and hits[i] < end:
-                _blankable(inner, offsets, hits, spans)
+            if _has_hit(hits, start, end):
+                if isinstance(statement, ast.ClassDef) or not statements:
+                    _blankable(inner, offsets, hits, spans, statements)
+                else:
+                    _reduce_body(statement, offsets, hits, spans)
             elif end - start > 1:
                 spans.append((start, end))
             continue
         for field in ("body", "orelse", "finalbody"):
             nested = getattr(statement, field, None)
             if isinstance(nested, list) and nested and isinstance(nested[0], ast.stmt):
-                _blankable(nested, offsets, hits, spans)
+                _blankable(nested, offsets, hits, spans, statements)
         for handler in getattr(statement, "handlers", ()):
-            _blankable(handler.body, offsets, hits, spans)
+            _blankable(handler.body, offsets, hits, spans, statements)
         for case in getattr(statement, "cases", ()):
-            _blankable(case.body, offsets, hits, spans)
+            _blankable(case.body, offsets, hits, spans, statements)
+
+
+#: Compound statements whose blocks are reduced like a function body when they hold a hit
+#: (their headers stay): no rule reads their blocks as a whole. `if` (rules read branches and
+#: their text), `try` (handlers are judged by what the body imports) and `match` stay whole.
+_LOOPS = (ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith)
+
+
+def _reduce_body(
+    function: ast.FunctionDef | ast.AsyncFunctionDef,
+    offsets: _Offsets,
+    hits: list[int],
+    spans: list[tuple[int, int]],
+) -> None:
+    """The body of a function that holds a hit, statement by statement: a statement is kept
+    whole when it holds a hit or binds a name that kept code reads (to a fixpoint: rules count
+    a name's bindings and follow them to their values) or that the function declares
+    `global`/`nonlocal`; a loop or `with` that holds a hit keeps its header and has its
+    blocks reduced the same way. Every other statement is blanked: it holds nothing a rule
+    reports, no guard (vendor words and the names bound to them are hits), and binds nothing
+    the kept code reads, so rules see the same bindings, parents and findings. Nested
+    functions and classes keep their own rule (bodies blanked or reduced)."""
+    text = offsets.text
+    needed: set[str] = set()
+    for node in ast.walk(function):
+        if isinstance(node, (ast.Global, ast.Nonlocal)):
+            needed.update(node.names)
+    kept: list[ast.stmt] = []
+    candidates: list[tuple[ast.stmt, int, int]] = []
+
+    def units(body: list[ast.stmt]) -> None:
+        for statement in body:
+            definition = _is_definition(statement)
+            start = offsets.body_start(statement) if definition else offsets.start(statement)
+            end = offsets.end(statement)
+            if definition or not _has_hit(hits, start, end):
+                if definition:  # its name stays bound; its body is blanked or reduced
+                    kept.append(statement)
+                    header_end = offsets.body_start(statement.body[0])
+                    needed.update(_IDENTIFIER.findall(text, start, header_end))
+                    if _has_hit(hits, header_end, end):
+                        needed.update(_IDENTIFIER.findall(text, header_end, end))
+                else:
+                    candidates.append((statement, start, end))
+            elif isinstance(statement, _LOOPS):
+                header_end = offsets.start(statement.body[0])
+                needed.update(_IDENTIFIER.findall(text, start, header_end))
+                units(statement.body)
+                if getattr(statement, "orelse", None):
+                    units(statement.orelse)
+            else:
+                kept.append(statement)
+                needed.update(_IDENTIFIER.findall(text, start, end))
+
+    units(function.body)
+    keep = [False] * len(candidates)
+    bound: list[set[str] | None] = [None] * len(candidates)
+    changed = True
+    while changed:
+        changed = False
+        for i, (statement, start, end) in enumerate(candidates):
+            if keep[i]:
+                continue
+            if bound[i] is None:
+                bound[i] = _binds(statement)
+            if bound[i] & needed:
+                keep[i] = changed = True
+                needed.update(_IDENTIFIER.findall(text, start, end))
+    for statement in kept:
+        _blankable([statement], offsets, hits, spans, True)
+    for i, (statement, start, end) in enumerate(candidates):
+        if keep[i]:
+            _blankable([statement], offsets, hits, spans, True)
+        elif end - start > 1:
+            spans.append((start, end))
+
+
+def _is_definition(statement: ast.stmt) -> bool:
+    return isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+
+
+def _binds(statement: ast.stmt) -> set[str]:
+    """Every name the statement may bind or unbind (a superset: comprehension variables and
+    names bound in nested scopes count too)."""
+    names: set[str] = set()
+    for node in ast.walk(statement):
+        if isinstance(node, ast.Name):
+            if not isinstance(node.ctx, ast.Load):
+                names.add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.alias):
+            names.add((node.asname or node.name).split(".", 1)[0])
+        elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)):
+            if node.name:
+                names.add(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            names.add(node.rest)
+        elif isinstance(node, ast.arg):
+            names.add(node.arg)
+    return names
 
 
 class _Offsets:
