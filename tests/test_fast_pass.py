@@ -362,3 +362,40 @@ def test_parameters_are_bound_to_their_own_defaults():
         text, tree, python_fast._Offsets(text), {"float8_e4m3fn"}, {"float8_e4m3fn"}
     )
     assert "dtype" in found and not found & {"a", "b", "c"}
+
+
+WORDS = """\
+import torch
+
+
+def shipping(global_step, chip):
+    relationship = global_step + chip
+    return relationship
+
+
+def train(args):
+    model = build(args)
+
+    def hook(model, weights=None):
+        return weights
+
+    if args.allow_tf32:
+        torch.backends.cuda.matmul.allow_tf32 = True
+    if IS_HIP:
+        return hook
+    return model
+"""
+
+
+def test_vendor_words_and_names_match_whole_identifiers(monkeypatch, reductions):
+    """`ship`, `chip` and `global_step` are not vendor words or `global`; a nested function's
+    parameter `model` is not a read of the enclosing `model`; `IS_HIP` is a vendor word."""
+    source = SourceFile("words.py", "python", WORDS)
+    for linter in (Linter(LINTABLE), Linter([r for r in LINTABLE if r.id == "tf32-flags"])):
+        full, fast = _both(monkeypatch, lambda linter=linter: linter.lint_source(source))
+        assert _json(fast) == _json(full)
+    reduced = python_fast.reduce(WORDS, ast.parse(WORDS), {"tf32"})
+    kept = reduced.replace(" ", "")
+    assert "relationship=" not in kept  # the whole body of `shipping` is blanked
+    assert "ifIS_HIP:" in kept and "allow_tf32=True" in kept and "defhook(" in kept
+    assert "model=build(args)" not in kept and "returnweights" not in kept

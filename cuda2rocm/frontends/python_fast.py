@@ -12,8 +12,11 @@ fire on or reason with:
   is what the file-level prefilter relies on too);
 - a name bound by an import that holds such a token (`from torch.cuda.amp import autocast as
   ac` ... `ac()` far below);
-- the vocabulary of vendor tests (`hip`, `rocm`, `rocr`, any case) that guards read;
+- the vocabulary of vendor tests that guards read (`rocm`, `rocr`, and `hip` not preceded by
+  a letter: `IS_HIP`, `torch.version.hip`, `hipcc`, not `ship`; any case), and the names
+  bound to what reads it (`AMD = torch.version.hip is not None` ... `if AMD: return`);
 - `global` or `nonlocal`, the only ways a body binds a name outside itself.
+Tokens match anywhere; names match as whole identifiers (`d` does not hit `dtype`).
 A blanked body cannot bind a name its enclosing scopes see, and holds nothing a rule reports,
 so rules see the same bindings, parents, branches and findings. Module-level statements are
 never blanked. tests/test_fast_pass.py runs both paths over every rule example and a
@@ -27,8 +30,10 @@ import bisect
 import re
 from collections.abc import Iterable
 
-#: Words that vendor guards and file-wide rules read (matched in any case).
-CONTEXT = ("hip", "rocm", "rocr", "global", "nonlocal")
+#: Words that vendor guards and file-wide rules read: vendor words in any case (`hip` where no
+#: letter precedes it: the identifier parts and dotted names guards test), `global` and
+#: `nonlocal` statements.
+CONTEXT = r"(?i:rocm|rocr|(?<![a-z])hip)|\bglobal\b|\bnonlocal\b"
 _NOT_LINE_END = re.compile(r"[^\r\n]")
 #: Files smaller than this are parsed whole: blanking would save less than it costs.
 MIN_BYTES = 4096
@@ -75,13 +80,11 @@ def reduce(
     )
     if not words:
         return None
-    words |= _vendor_flags(text, tree, offsets)
-    pattern = re.compile(
-        "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
-        + "|(?i:"
-        + "|".join(CONTEXT)
-        + ")"
-    )
+    names = (words - tokens) | _vendor_flags(text, tree, offsets)
+    alternatives = [re.escape(t) for t in sorted(tokens, key=len, reverse=True)]
+    if names:
+        alternatives.append(r"\b(?:" + "|".join(map(re.escape, sorted(names))) + r")\b")
+    pattern = re.compile("|".join([*alternatives, CONTEXT]))
     hits = [m.start() for m in pattern.finditer(text)]
     spans: list[tuple[int, int]] = []
     _blankable(tree.body, offsets, hits, spans, statements)
@@ -160,7 +163,7 @@ def _bound_names(
     return found | imported
 
 
-_VENDOR = re.compile(r"(?i:hip|rocm|rocr)")
+_VENDOR = re.compile(r"(?i:rocm|rocr|(?<![a-z])hip)")
 
 
 def _vendor_flags(text: str, tree: ast.Module, offsets: _Offsets) -> set[str]:
@@ -292,10 +295,11 @@ def _reduce_body(
             if definition or not _has_hit(hits, start, end):
                 if definition:  # its name stays bound; its body is blanked or reduced
                     kept.append(statement)
-                    header_end = offsets.body_start(statement.body[0])
-                    needed.update(_IDENTIFIER.findall(text, start, header_end))
-                    if _has_hit(hits, header_end, end):
-                        needed.update(_IDENTIFIER.findall(text, header_end, end))
+                    for part in _evaluated_here(statement):  # decorators, defaults, bases
+                        needed.update(_IDENTIFIER.findall(_segment(text, offsets, part)))
+                    body_start = offsets.body_start(statement.body[0])
+                    if _has_hit(hits, body_start, end):  # what the kept body reads
+                        needed.update(_IDENTIFIER.findall(text, body_start, end))
                 else:
                     candidates.append((statement, start, end))
             elif isinstance(statement, _LOOPS):
@@ -312,9 +316,10 @@ def _reduce_body(
     keep = [False] * len(candidates)
     bound: list[set[str] | None] = [None] * len(candidates)
     changed = True
-    while changed:
+    while changed:  # backwards: a binding comes before its reads, one pass finds most
         changed = False
-        for i, (statement, start, end) in enumerate(candidates):
+        for i in range(len(candidates) - 1, -1, -1):
+            statement, start, end = candidates[i]
             if keep[i]:
                 continue
             if bound[i] is None:
@@ -329,6 +334,23 @@ def _reduce_body(
             _blankable([statement], offsets, hits, spans, True)
         elif end - start > 1:
             spans.append((start, end))
+
+
+def _evaluated_here(definition: ast.stmt) -> list[ast.expr]:
+    """What a `def` or `class` statement evaluates in the enclosing scope: decorators,
+    defaults, annotations, base classes and keywords (not its parameters' names)."""
+    parts = list(definition.decorator_list)
+    if isinstance(definition, ast.ClassDef):
+        parts += definition.bases + [k.value for k in definition.keywords]
+    else:
+        arguments = definition.args
+        parts += arguments.defaults + [d for d in arguments.kw_defaults if d is not None]
+        every = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
+        every += [a for a in (arguments.vararg, arguments.kwarg) if a is not None]
+        parts += [a.annotation for a in every if a.annotation is not None]
+        if definition.returns is not None:
+            parts.append(definition.returns)
+    return parts
 
 
 def _is_definition(statement: ast.stmt) -> bool:
