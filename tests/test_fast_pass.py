@@ -399,3 +399,43 @@ def test_vendor_words_and_names_match_whole_identifiers(monkeypatch, reductions)
     assert "relationship=" not in kept  # the whole body of `shipping` is blanked
     assert "ifIS_HIP:" in kept and "allow_tf32=True" in kept and "defhook(" in kept
     assert "model=build(args)" not in kept and "returnweights" not in kept
+
+
+def _alternation_rules(linter: Linter, language: str, data: bytes) -> list[str]:
+    """The prefilter's meaning: one alternation of every token, longest first, closed under
+    containment (what `Linter.applicable` computed before it looked for tokens one by one)."""
+    import re
+
+    _, rules = linter._rules_for(language)
+    tokens = sorted({t for r in rules for t in r.tokens}, key=len, reverse=True)
+    if any(not r.tokens for r in rules):
+        return [r.id for r in rules]
+    pattern = re.compile(b"|".join(re.escape(t.encode()) for t in tokens))
+    found = {m.decode() for m in pattern.findall(data)}
+    found |= {t for t in tokens if any(t in f for f in found)}
+    return [r.id for r in rules if found.intersection(r.tokens)]
+
+
+def test_prefilter_finds_what_the_alternation_finds():
+    """Tokens looked for one by one give the alternation's verdict, also where one token
+    starts inside another (`dim3` then `32` in `dim32`: the alternation reports `dim3` only)."""
+    import random
+
+    rng = random.Random(5)
+    for linter in (Linter(LINTABLE), Linter([r for r in RULES if r.default])):
+        for language in ("python", "cuda", "cmake", "requirements", "dockerfile", "shell"):
+            _, rules = linter._rules_for(language)
+            tokens = sorted({t for r in rules for t in r.tokens})
+            if not tokens:
+                continue
+            samples = [b"dim32", b"x = 1\n", b""]
+            for _ in range(300):
+                parts = []
+                for _ in range(rng.randint(1, 4)):
+                    token = rng.choice(tokens)
+                    cut = rng.randint(0, len(token))
+                    parts.append(rng.choice([token, token[cut:], token[:cut], " "]))
+                samples.append("".join(parts).encode())
+            for data in samples:
+                expected = _alternation_rules(linter, language, data)
+                assert [r.id for r in linter.applicable(language, data)] == expected, data
