@@ -1,10 +1,11 @@
 """The fast pass: which parts of a Python file LibCST needs to see, decided at C speed.
 
 Most of a large file is function and class bodies that none of the selected rules can fire in.
-The standard library's parser (C) finds those bodies; each is blanked — every character but
-line ends becomes a space, and its first character a `0`, a statement — so LibCST parses and
-walks a file with the same offsets, lines and columns but much less in it. Rules and rewrites
-still run on LibCST, and on the original text.
+The standard library's parser (C) finds those bodies; each is blanked — it becomes a string
+literal across the same lines (every character but line ends a space; `0` and spaces when
+too short), one statement — so LibCST parses and walks a file with the same offsets, lines and
+columns but much less in it. Rules and rewrites still run on LibCST, and on the original
+text.
 
 A body is kept whole when its text (comments and strings included) holds anything a rule could
 fire on or reason with:
@@ -94,7 +95,7 @@ def reduce(
     pieces, last = [], 0
     for start, end in spans:
         pieces.append(text[last:start])
-        pieces.append("0" + _NOT_LINE_END.sub(" ", text[start + 1 : end]))
+        pieces.append(_blank(text[start:end]))
         last = end
     pieces.append(text[last:])
     return "".join(pieces)
@@ -233,6 +234,21 @@ def _vendor_flags(text: str, tree: ast.Module, offsets: _Offsets) -> set[str]:
                 found |= names
                 changed = True
     return found
+
+
+def _blank(segment: str) -> str:
+    """A statement of the same lines and columns that holds nothing: a string literal across
+    its lines (one token: LibCST makes no node per blank line, which costs as much as code),
+    else `0` and spaces."""
+    if (
+        len(segment) >= 6
+        and "\n" in segment
+        and "\r" not in segment
+        and "\n" not in segment[:3]
+        and "\n" not in segment[-3:]
+    ):
+        return '"""' + _NOT_LINE_END.sub(" ", segment[3:-3]) + '"""'
+    return "0" + _NOT_LINE_END.sub(" ", segment[1:])
 
 
 def _parameters(arguments: ast.arguments) -> list[tuple[ast.arg, ast.expr | None]]:
