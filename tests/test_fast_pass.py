@@ -439,3 +439,86 @@ def test_prefilter_finds_what_the_alternation_finds():
             for data in samples:
                 expected = _alternation_rules(linter, language, data)
                 assert [r.id for r in linter.applicable(language, data)] == expected, data
+
+
+HEADERS = """\
+import torch
+
+
+def main(args, cap):
+    if cap >= (8, 0) and args.x:  # a comment
+        y = 1
+    elif cap < (7, 0):
+        y = 2
+    else:
+        y = 3
+    for i, (a, b) in enumerate(zip(args.a, args.b)):
+        while i > cap[0]:
+            i -= 1
+        else:
+            pass
+    with torch.autocast("cuda", dtype=torch.bfloat16) as ctx, open(
+        args.path
+    ) as fh:
+        if (
+            cap[0]
+            >= 9
+        ): z = 1
+    async def inner():
+        async for q in source():
+            if q: pass
+        async with lock() as held:
+            pass
+    try:
+        if cap:
+            pass
+    except ValueError:
+        pass
+
+
+class C:
+\tdef m(self):
+\t\tif self.cap >= 8:
+\t\t\treturn 1
+"""
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_header_positions_agree_with_whole_file_positions(newline):
+    """Positions computed from a nested `if`/loop/`with` header alone (its blocks left out)
+    equal LibCST's whole-file ones for every node that gets them; `elif` headers do not."""
+    import libcst as cst
+    from libcst.metadata import PositionProvider
+
+    from cuda2rocm.frontends import python, python_fast
+    from cuda2rocm.sources import SourceFile
+
+    text = HEADERS.replace("\n", newline)
+    source = SourceFile("m.py", "python", text)
+    wrapper = python.parse(source)
+    full = wrapper.resolve(PositionProvider)
+    context = python.FileContext(source, wrapper, python_fast.parse_ast(text))
+    pending = [(wrapper.module, None)]
+    while pending:
+        node, parent = pending.pop()
+        context.parents[node] = parent
+        pending.extend((child, node) for child in node.children)
+    checked = set()
+    for node in list(context.parents):
+        if isinstance(node, cst.Module):
+            continue
+        table = context._line_positions(node)
+        if table is not None and node in table:
+            assert full[node] == table[node], node
+            checked.add(type(node).__name__)
+    headers = {type(n).__name__ for n in context._header_tables if context._header_tables[n]}
+    assert headers >= {"If", "For", "While", "With"}
+    assert "Comparison" in checked and "Call" in checked
+    elif_test = next(
+        n
+        for n in context.parents
+        if isinstance(n, cst.If)
+        and n.test.__class__ is cst.Comparison
+        and "7" in cst.Module([]).code_for_node(n.test)
+    )
+    assert context._line_positions(elif_test.test) is None
