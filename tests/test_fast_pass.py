@@ -522,3 +522,51 @@ def test_header_positions_agree_with_whole_file_positions(newline):
         and "7" in cst.Module([]).code_for_node(n.test)
     )
     assert context._line_positions(elif_test.test) is None
+
+
+CALLERS = """\
+import os
+import subprocess
+
+IS_HIP = os.environ.get("USE_HIP") == "1"
+
+
+def add_flags(flags):
+    flags.append("--use_fast_math")
+    subprocess.run(["nvcc", "--version"])
+
+
+def helper():
+    x = 1
+    add_flags([])
+    return x
+
+
+def unrelated():
+    y = 2
+    return y
+
+
+def main():
+    if not IS_HIP:
+        add_flags([])
+    helper()
+"""
+
+
+def test_callers_of_functions_holding_a_finding_are_kept(monkeypatch, reductions):
+    """nvcc-flags and nvcc-invocation ask where a function holding a finding is called from:
+    every call of it stays (and the calls of its callers), other bodies still go."""
+    source = SourceFile("build.py", "python", CALLERS)
+    specs = [r for r in LINTABLE if r.id in ("nvcc-flags", "nvcc-invocation")]
+    for linter in (Linter(LINTABLE), *(Linter([s]) for s in specs)):
+        full, fast = _both(monkeypatch, lambda linter=linter: linter.lint_source(source))
+        assert _json(fast) == _json(full)
+    assert {d.rule for d in Linter(LINTABLE).lint_source(source)} >= {"nvcc-invocation"}
+    tokens = {t for s in specs for t in s.tokens}
+    reduced = python_fast.reduce(CALLERS, ast.parse(CALLERS), tokens, callers=True)
+    kept = reduced.replace(" ", "")
+    assert "add_flags([])\n" in kept and "helper()\n" in kept  # callers, and theirs
+    assert "y=2" not in kept and "x=1" not in kept
+    alone = python_fast.reduce(CALLERS, ast.parse(CALLERS), tokens).replace(" ", "")
+    assert "helper()\n" not in alone and alone.count("add_flags([])") == 1

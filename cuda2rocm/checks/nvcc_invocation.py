@@ -57,8 +57,9 @@ def _strings(node: cst.CSTNode) -> list[str]:
 
 
 class PythonRule(_py.NameAware):
-    #: the fast pass keeps the file whole: this rule asks where a function is called from
-    WHOLE_FILE = True
+    #: the fast pass keeps every call of a function holding a finding: this rule asks
+    #: where such a function is called from
+    READS_CALLERS = True
 
     def __init__(self, *args) -> None:
         super().__init__(*args)

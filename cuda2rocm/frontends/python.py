@@ -482,11 +482,13 @@ class PythonRule(cst.BatchableCSTVisitor):
     #: are followed for every rule). WHOLE_BODIES: the rule reads the statements around what
     #: it reports (the rest of a block after a test), so the bodies of functions that hold a
     #: token are kept whole, not reduced statement by statement. WHOLE_FILE: the rule reasons
-    #: about other functions of the file (their callers, their bodies), so the file is not
-    #: reduced while it runs.
+    #: about other functions of the file (their bodies), so the file is not reduced while it
+    #: runs. READS_CALLERS: the rule asks where the functions holding its findings are called
+    #: from, so every place that names such a function is kept (to a fixpoint).
     FOLLOWS: ClassVar[bool] = True
     WHOLE_BODIES: ClassVar[bool] = False
     WHOLE_FILE: ClassVar[bool] = False
+    READS_CALLERS: ClassVar[bool] = False
 
     def __init__(self, spec: RuleSpec, source: SourceFile, sink: list[Diagnostic]) -> None:
         super().__init__()
@@ -750,6 +752,7 @@ def run_rules(
             {t for s, _ in rules for t in s.tokens},
             {t for s, cls in rules if cls.FOLLOWS for t in s.tokens},
             statements=not any(cls.WHOLE_BODIES for _, cls in rules),
+            callers=any(cls.READS_CALLERS for _, cls in rules),
         )
     wrapper = parse(source, reduced)
     sink: list[Diagnostic] = []

@@ -65,12 +65,15 @@ def reduce(
     tokens: Iterable[str],
     follows: Iterable[str] | None = None,
     statements: bool = True,
+    callers: bool = False,
 ) -> str | None:
     """`text` with the bodies no rule needs blanked, or None when nothing would be blanked.
     `follows`: the tokens of the rules that follow names bound to what holds them (all of
     `tokens` when not given); the others' tokens are followed through imports only.
     `statements`: also blank the statements no rule needs inside the bodies that hold a hit
-    (`_reduce_body`); False keeps those bodies whole."""
+    (`_reduce_body`); False keeps those bodies whole. `callers`: a rule asks where the
+    functions holding a hit are called from, so a function's name hits where a function
+    holding a hit is named (to a fixpoint: callers of callers)."""
     offsets = _Offsets(text)
     tokens = set(tokens)
     follows = tokens if follows is None else set(follows)
@@ -87,6 +90,8 @@ def reduce(
         alternatives.append(r"\b(?:" + "|".join(map(re.escape, sorted(names))) + r")\b")
     pattern = re.compile("|".join(alternatives))
     hits = sorted([m.start() for m in pattern.finditer(text)] + _context_hits(offsets))
+    if callers:
+        hits = _caller_hits(tree, offsets, hits)
     spans: list[tuple[int, int]] = []
     _blankable(tree.body, offsets, hits, spans, statements)
     if not spans:
@@ -234,6 +239,23 @@ def _vendor_flags(text: str, tree: ast.Module, offsets: _Offsets) -> set[str]:
                 found |= names
                 changed = True
     return found
+
+
+def _caller_hits(tree: ast.Module, offsets: _Offsets, hits: list[int]) -> list[int]:
+    """`hits` and every place that names a function holding a hit, to a fixpoint."""
+    functions = [
+        (node.name, offsets.body_start(node.body[0]), offsets.end(node.body[-1]))
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+    ]
+    named: set[str] = set()
+    while True:
+        new = {name for name, start, end in functions if _has_hit(hits, start, end)} - named
+        if not new:
+            return hits
+        named |= new
+        pattern = re.compile(r"\b(?:" + "|".join(map(re.escape, sorted(new))) + r")\b")
+        hits = sorted(hits + [m.start() for m in pattern.finditer(offsets.text)])
 
 
 def _blank(segment: str) -> str:
