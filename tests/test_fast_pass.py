@@ -570,3 +570,42 @@ def test_callers_of_functions_holding_a_finding_are_kept(monkeypatch, reductions
     assert "y=2" not in kept and "x=1" not in kept
     alone = python_fast.reduce(CALLERS, ast.parse(CALLERS), tokens).replace(" ", "")
     assert "helper()\n" not in alone and alone.count("add_flags([])") == 1
+
+
+VALUES = """\
+import torch
+
+CAP = torch.cuda.get_device_capability()[0]
+TILE = 2 * 128 if CAP == 10 else 128
+MAJOR = CAP
+
+
+def tiles(n):
+    width = TILE * n
+    return width
+
+
+def gate():
+    if MAJOR >= 9:
+        return 1
+    return 0
+"""
+
+
+def test_value_following_rules_follow_plain_values_only(monkeypatch, reductions):
+    """device-capability-gate follows a name into its value through names, attributes,
+    subscripts, arithmetic, tuples and callees only: `TILE = ... if CAP == 10 else ...`
+    gives TILE no capability, so a body reading TILE alone is blanked; MAJOR = CAP is
+    followed."""
+    source = SourceFile("values.py", "python", VALUES)
+    spec = next(r for r in LINTABLE if r.id == "device-capability-gate")
+    for linter in (Linter(LINTABLE), Linter([spec])):
+        full, fast = _both(monkeypatch, lambda linter=linter: linter.lint_source(source))
+        assert _json(fast) == _json(full)
+    assert any(d.position.line == 14 for d in Linter([spec]).lint_source(source))
+    tree = ast.parse(VALUES)
+    reduced = python_fast.reduce(VALUES, tree, spec.tokens, (), follows_values=spec.tokens)
+    kept = reduced.replace(" ", "")
+    assert "ifMAJOR>=9:" in kept and "width=TILE*n" not in kept
+    broad = python_fast.reduce(VALUES, tree, spec.tokens).replace(" ", "")
+    assert "width=TILE*n" in broad  # any identifier: TILE reads CAP

@@ -479,13 +479,15 @@ class PythonRule(cst.BatchableCSTVisitor):
     #: rule reaches findings through names bound to what holds its tokens (`cap =
     #: get_device_capability()` ... `cap < (8, 0)`), so bodies reading such names are kept;
     #: False for a rule whose findings and reasons hold a token themselves (import aliases
-    #: are followed for every rule). WHOLE_BODIES: the rule reads the statements around what
+    #: are followed for every rule); "values": only into the value an assignment gives a name,
+    #: through names, attributes, subscripts, arithmetic, tuples and callees
+    #: (python_fast._bound_names). WHOLE_BODIES: the rule reads the statements around what
     #: it reports (the rest of a block after a test), so the bodies of functions that hold a
     #: token are kept whole, not reduced statement by statement. WHOLE_FILE: the rule reasons
     #: about other functions of the file (their bodies), so the file is not reduced while it
     #: runs. READS_CALLERS: the rule asks where the functions holding its findings are called
     #: from, so every place that names such a function is kept (to a fixpoint).
-    FOLLOWS: ClassVar[bool] = True
+    FOLLOWS: ClassVar[bool | str] = True
     WHOLE_BODIES: ClassVar[bool] = False
     WHOLE_FILE: ClassVar[bool] = False
     READS_CALLERS: ClassVar[bool] = False
@@ -750,9 +752,10 @@ def run_rules(
             source.text,
             tree,
             {t for s, _ in rules for t in s.tokens},
-            {t for s, cls in rules if cls.FOLLOWS for t in s.tokens},
+            {t for s, cls in rules if cls.FOLLOWS is True for t in s.tokens},
             statements=not any(cls.WHOLE_BODIES for _, cls in rules),
             callers=any(cls.READS_CALLERS for _, cls in rules),
+            follows_values={t for s, cls in rules if cls.FOLLOWS == "values" for t in s.tokens},
         )
     wrapper = parse(source, reduced)
     sink: list[Diagnostic] = []

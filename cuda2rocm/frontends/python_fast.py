@@ -66,6 +66,7 @@ def reduce(
     follows: Iterable[str] | None = None,
     statements: bool = True,
     callers: bool = False,
+    follows_values: Iterable[str] = (),
 ) -> str | None:
     """`text` with the bodies no rule needs blanked, or None when nothing would be blanked.
     `follows`: the tokens of the rules that follow names bound to what holds them (all of
@@ -73,12 +74,13 @@ def reduce(
     `statements`: also blank the statements no rule needs inside the bodies that hold a hit
     (`_reduce_body`); False keeps those bodies whole. `callers`: a rule asks where the
     functions holding a hit are called from, so a function's name hits where a function
-    holding a hit is named (to a fixpoint: callers of callers)."""
+    holding a hit is named (to a fixpoint: callers of callers). `follows_values`: tokens of
+    rules that follow names only through plain values (`_bound_names`)."""
     offsets = _Offsets(text)
     tokens = set(tokens)
     follows = tokens if follows is None else set(follows)
     words = (
-        tokens | _bound_names(text, tree, offsets, tokens, follows)
+        tokens | _bound_names(text, tree, offsets, tokens, follows, set(follows_values))
         if _has_tokens(text, tokens)
         else set()
     )
@@ -107,7 +109,12 @@ def reduce(
 
 
 def _bound_names(
-    text: str, tree: ast.Module, offsets: _Offsets, tokens: set[str], follows: set[str]
+    text: str,
+    tree: ast.Module,
+    offsets: _Offsets,
+    tokens: set[str],
+    follows: set[str],
+    follows_values: set[str] = frozenset(),
 ) -> set[str]:
     """Names an import binds to what holds a token (`from torch.cuda.amp import autocast as
     ac`), and names bound, anywhere, to a value that holds a token of `follows` or another
@@ -115,27 +122,34 @@ def _bound_names(
     targets, parameters (each to its default). A body that reads one of them may hold a
     finding (`cap = get_device_capability()` at module level, `if cap < (8, 0)` in a
     function), so it is kept. A rule that does not follow names (`follows` lacks its tokens)
-    still resolves import aliases, so those are found for every token."""
-    bindings: list[tuple[str, set[str], set[str]]] = []
+    still resolves import aliases, so those are found for every token. `follows_values`:
+    tokens of rules that follow a name only into the value an assignment gives it, and there
+    only through names, attributes, subscripts, arithmetic, tuples and a call's callee (not
+    `a if c else b`, comparisons or arguments: `x = 2 if cap == 9 else 1` gives `x` no
+    capability): their names are found through such assignments alone."""
+    # (segment, identifiers, names bound, identifiers a value-following rule reads or None)
+    bindings: list[tuple[str, set[str], set[str], set[str] | None]] = []
     imported: set[str] = set()
 
-    def add(value: ast.AST | str, targets: Iterable[ast.AST]) -> None:
+    def add(value: ast.AST | str, targets: Iterable[ast.AST], plain: bool = False) -> None:
         names = {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
         if names:
             segment = value if isinstance(value, str) else _segment(text, offsets, value)
-            bindings.append((segment, set(offsets.identifiers.findall(segment)), names))
+            reads = _value_names(value) if plain and not isinstance(value, str) else None
+            bindings.append((segment, set(offsets.identifiers.findall(segment)), names, reads))
 
     for node in statements(tree.body):
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             segment = _segment(text, offsets, node)
             names = {(a.asname or a.name).split(".", 1)[0] for a in node.names}
-            bindings.append((segment, set(offsets.identifiers.findall(segment)), names))
+            identifiers = set(offsets.identifiers.findall(segment))
+            bindings.append((segment, identifiers, names, identifiers))
             if any(t in segment for t in tokens):
                 imported |= names
         elif isinstance(node, ast.Assign):
-            add(node.value, node.targets)
+            add(node.value, node.targets, plain=True)
         elif isinstance(node, (ast.AnnAssign, ast.AugAssign)) and node.value is not None:
-            add(node.value, [node.target])
+            add(node.value, [node.target], plain=True)
         elif isinstance(node, (ast.For, ast.AsyncFor)):
             add(node.iter, [node.target])
         elif isinstance(node, (ast.With, ast.AsyncWith)):
@@ -149,26 +163,60 @@ def _bound_names(
                 parts = [p for p in (param.annotation, default) if p is not None]
                 if parts:
                     segment = " ".join(_segment(text, offsets, p) for p in parts)
-                    bindings.append(
-                        (segment, set(offsets.identifiers.findall(segment)), {param.arg})
-                    )
-    if not follows:
+                    identifiers = set(offsets.identifiers.findall(segment))
+                    bindings.append((segment, identifiers, {param.arg}, None))
+    if not follows and not follows_values:
         return imported
     if ":=" in text:
         for node in ast.walk(tree):
             if isinstance(node, ast.NamedExpr):
                 add(node.value, [node.target])
     found: set[str] = set()
-    changed = True
-    while changed:
-        changed = False
-        for segment, identifiers, names in bindings:
-            if names <= found:
-                continue
-            if identifiers & found or any(t in segment for t in follows):
-                found |= names
-                changed = True
-    return found | imported
+    if follows:
+        changed = True
+        while changed:
+            changed = False
+            for segment, identifiers, names, _ in bindings:
+                if names <= found:
+                    continue
+                if identifiers & found or any(t in segment for t in follows):
+                    found |= names
+                    changed = True
+    valued: set[str] = set()
+    if follows_values:
+        changed = True
+        while changed:
+            changed = False
+            for segment, _, names, reads in bindings:
+                if reads is None or names <= valued:
+                    continue
+                if reads & valued or any(t in segment for t in follows_values):
+                    valued |= names
+                    changed = True
+    return found | valued | imported
+
+
+def _value_names(value: ast.AST) -> set[str]:
+    """The identifiers a value-following rule reads in `value`: through names, attributes,
+    subscripted values, arithmetic, tuples and lists, and a call's callee."""
+    names: set[str] = set()
+    pending = [value]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.Name):
+            names.add(node.id)
+        elif isinstance(node, ast.Attribute):
+            names.add(node.attr)
+            pending.append(node.value)
+        elif isinstance(node, ast.Subscript):
+            pending.append(node.value)
+        elif isinstance(node, ast.BinOp):
+            pending += (node.left, node.right)
+        elif isinstance(node, (ast.Tuple, ast.List)):
+            pending += node.elts
+        elif isinstance(node, ast.Call):
+            pending.append(node.func)
+    return names
 
 
 _VENDOR = re.compile(r"(?i:rocm|rocr|(?<![a-z])hip)")
