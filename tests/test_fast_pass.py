@@ -609,3 +609,20 @@ def test_value_following_rules_follow_plain_values_only(monkeypatch, reductions)
     assert "ifMAJOR>=9:" in kept and "width=TILE*n" not in kept
     broad = python_fast.reduce(VALUES, tree, spec.tokens).replace(" ", "")
     assert "width=TILE*n" in broad  # any identifier: TILE reads CAP
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "IS_HIP = 1; ship = torch.version.hip; global_step = 2\nglobal x; nonlocal y\n",
+        "# café ROCm HIP_VISIBLE_DEVICES éhip\nx = 'naïve rocr'\n",
+        "# İstanbul: lowering changes the length\nIS_HIP = 'İ' + 'hip'\n",
+    ],
+)
+def test_vendor_word_hits_cover_the_context_pattern(text):
+    """The `str.find` search for vendor words finds every place the CONTEXT pattern does."""
+    import re
+
+    expected = {m.start() for m in re.finditer(python_fast.CONTEXT, text)}
+    found = set(python_fast._context_hits(python_fast._Offsets(text)))
+    assert expected and expected <= found

@@ -138,14 +138,18 @@ def _bound_names(
             reads = _value_names(value) if plain and not isinstance(value, str) else None
             bindings.append((segment, set(offsets.identifiers.findall(segment)), names, reads))
 
+    following = bool(follows or follows_values)
     for node in statements(tree.body):
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             segment = _segment(text, offsets, node)
             names = {(a.asname or a.name).split(".", 1)[0] for a in node.names}
-            identifiers = set(offsets.identifiers.findall(segment))
-            bindings.append((segment, identifiers, names, identifiers))
             if any(t in segment for t in tokens):
                 imported |= names
+            if following:
+                identifiers = set(offsets.identifiers.findall(segment))
+                bindings.append((segment, identifiers, names, identifiers))
+        elif not following:
+            continue  # only imports matter
         elif isinstance(node, ast.Assign):
             add(node.value, node.targets, plain=True)
         elif isinstance(node, (ast.AnnAssign, ast.AugAssign)) and node.value is not None:
@@ -165,7 +169,7 @@ def _bound_names(
                     segment = " ".join(_segment(text, offsets, p) for p in parts)
                     identifiers = set(offsets.identifiers.findall(segment))
                     bindings.append((segment, identifiers, {param.arg}, None))
-    if not follows and not follows_values:
+    if not following:
         return imported
     if ":=" in text:
         for node in ast.walk(tree):
@@ -223,18 +227,18 @@ _VENDOR = re.compile(r"(?i:rocm|rocr|(?<![a-z])hip)")
 
 
 def _context_hits(offsets: _Offsets) -> list[int]:
-    """Where CONTEXT matches (a superset on ASCII text: `str.find` on the lowered text, far
-    faster than a case-insensitive pattern tried at every character)."""
-    if not offsets.ascii:
-        return [m.start() for m in re.finditer(CONTEXT, offsets.text)]
+    """Where CONTEXT matches, or more (`str.find` on the lowered text, far faster than a
+    case-insensitive pattern tried at every character; `global` in any case)."""
     low = offsets.lowered
+    if len(low) != len(offsets.text):  # lowering moved characters: offsets would not match
+        return [m.start() for m in re.finditer(CONTEXT, offsets.text)]
     hits = []
     for word in ("rocm", "rocr", "hip", "global", "nonlocal"):
         i = low.find(word)
         while i >= 0:
             before, after = low[i - 1 : i], low[i + len(word) : i + len(word) + 1]
             if word == "hip":
-                keep = not before.isalpha()
+                keep = not (before.isascii() and before.isalpha())
             elif word in ("rocm", "rocr"):
                 keep = True
             else:  # `global`, `nonlocal`: whole words
@@ -250,8 +254,7 @@ def _word_char(char: str) -> bool:
 
 
 def _vendor_word(offsets: _Offsets) -> bool:
-    if not offsets.ascii:
-        return _VENDOR.search(offsets.text) is not None
+    """Whether the text may hold a vendor word (a superset: any `hip`)."""
     low = offsets.lowered
     return "rocm" in low or "rocr" in low or "hip" in low
 
