@@ -36,8 +36,8 @@ def reductions(monkeypatch):
     count = {"reduced": 0}
     original = python_fast.reduce
 
-    def counting(*args):
-        result = original(*args)
+    def counting(*args, **kwargs):
+        result = original(*args, **kwargs)
         count["reduced"] += result is not None
         return result
 
@@ -256,3 +256,373 @@ def test_nested_line_positions_agree_with_whole_file_positions(newline):
         for node, where in table.items():
             assert full[node] == where
     assert computed == len(lines) - 1  # all but the top-level `import torch`
+
+
+STATEMENTS = """\
+import torch
+
+AMD = torch.version.hip is not None
+ON_AMD = AMD
+CAP = torch.cuda.get_device_capability()
+
+
+def train(args, model, dtype=torch.float8_e4m3fn, steps=10):
+    noise = compute_noise(args)
+    unrelated = [1, 2, 3]
+    for step in range(steps):
+        loss = model(step)
+        loss.backward()
+    if ON_AMD:
+        return
+    torch.backends.cuda.matmul.allow_tf32 = True
+    summary = {"loss": 1}
+    return summary
+
+
+def gate(model):
+    limit = 5
+    unused = "text"
+    major = CAP[0]
+    helper = model.helper
+    if major >= 8:
+        use_bf16 = True
+    threshold = limit + 1
+    if threshold > 3:
+        return threshold
+    return use_bf16
+
+
+def declares(model):
+    global CAP
+    value = model.value
+    CAP = value
+    other = 2
+    return torch.float8_e4m3fn
+
+
+def loops(model, batches):
+    scale = 2
+    for batch in batches:
+        out = model(batch)
+        with torch.no_grad():
+            out.backward()
+            if torch.cuda.get_device_capability() >= (9, 0):
+                scale = 3
+        log(out)
+    return scale
+
+
+def counted(model):
+    x = model.one
+    x = model.two
+    total = 0
+    if x >= (8, 0) and torch.cuda.get_device_capability() >= (9, 0):
+        return total
+    return 0
+"""
+
+
+def test_statements_no_rule_needs_are_blanked_inside_kept_bodies(monkeypatch, reductions):
+    """Inside a body that holds a token, statements are blanked one by one; guards read through
+    a flag (`if ON_AMD: return`), bindings that kept statements read (to a fixpoint, so
+    binding counts stay), `global` names and parameters' own defaults are kept."""
+    source = SourceFile("statements.py", "python", STATEMENTS)
+    specs = [r for r in LINTABLE if r.id in ("tf32-flags", "device-capability-gate", "fp8-dtype")]
+    for linter in (Linter(LINTABLE), *(Linter([s]) for s in specs)):
+        full, fast = _both(monkeypatch, lambda linter=linter: linter.lint_source(source))
+        assert _json(fast) == _json(full)
+    full = Linter(LINTABLE).lint_source(source)
+    assert {d.rule for d in full} >= {"device-capability-gate", "fp8-dtype"}
+    assert not any(d.rule == "tf32-flags" for d in full)  # ROCm returned early
+    tokens = {t for s in specs for t in s.tokens}
+    reduced = python_fast.reduce(STATEMENTS, ast.parse(STATEMENTS), tokens)
+    assert reduced is not None and len(reduced) == len(STATEMENTS)
+    ast.parse(reduced)
+    kept = reduced.replace(" ", "")
+    for line in ("ifON_AMD:", "allow_tf32=True", "major=CAP[0]", "ifmajor>=8:", "globalCAP"):
+        assert line in kept
+    # `value` is read by the kept `CAP = value`; both bindings of `x` are read by the gate
+    for line in ("value=model.value", "CAP=value", "x=model.one", "x=model.two", "total=0"):
+        assert line in kept
+    for line in ("noise=", "unrelated=", "loss.backward()", "summary=", "unused=", "other=2"):
+        assert line not in kept
+    assert "limit=5" not in kept and "threshold=limit+1" not in kept
+    # a loop or `with` holding a hit keeps its header; its other statements go
+    assert "forbatchinbatches:" in kept and "withtorch.no_grad():" in kept
+    assert "scale=2" in kept and "scale=3" in kept  # both bindings of a name kept code reads
+    assert "out=model(batch)" not in kept and "log(out)" not in kept
+
+
+def test_parameters_are_bound_to_their_own_defaults():
+    """`def f(a, dtype=torch.float8_e4m3fn)`: `dtype` is bound to what holds a token, `a`
+    is not (the whole header would bind every parameter)."""
+    text = "import torch\n\ndef f(a, b: int = 1, dtype=torch.float8_e4m3fn, *, c=None):\n    pass\n"
+    tree = ast.parse(text)
+    found = python_fast._bound_names(
+        text, tree, python_fast._Offsets(text), {"float8_e4m3fn"}, {"float8_e4m3fn"}
+    )
+    assert "dtype" in found and not found & {"a", "b", "c"}
+
+
+WORDS = """\
+import torch
+
+
+def shipping(global_step, chip):
+    relationship = global_step + chip
+    return relationship
+
+
+def train(args):
+    model = build(args)
+
+    def hook(model, weights=None):
+        return weights
+
+    if args.allow_tf32:
+        torch.backends.cuda.matmul.allow_tf32 = True
+    if IS_HIP:
+        return hook
+    return model
+"""
+
+
+def test_vendor_words_and_names_match_whole_identifiers(monkeypatch, reductions):
+    """`ship`, `chip` and `global_step` are not vendor words or `global`; a nested function's
+    parameter `model` is not a read of the enclosing `model`; `IS_HIP` is a vendor word."""
+    source = SourceFile("words.py", "python", WORDS)
+    for linter in (Linter(LINTABLE), Linter([r for r in LINTABLE if r.id == "tf32-flags"])):
+        full, fast = _both(monkeypatch, lambda linter=linter: linter.lint_source(source))
+        assert _json(fast) == _json(full)
+    reduced = python_fast.reduce(WORDS, ast.parse(WORDS), {"tf32"})
+    kept = reduced.replace(" ", "")
+    assert "relationship=" not in kept  # the whole body of `shipping` is blanked
+    assert "ifIS_HIP:" in kept and "allow_tf32=True" in kept and "defhook(" in kept
+    assert "model=build(args)" not in kept and "returnweights" not in kept
+
+
+def _alternation_rules(linter: Linter, language: str, data: bytes) -> list[str]:
+    """The prefilter's meaning: one alternation of every token, longest first, closed under
+    containment (what `Linter.applicable` computed before it looked for tokens one by one)."""
+    import re
+
+    _, rules = linter._rules_for(language)
+    tokens = sorted({t for r in rules for t in r.tokens}, key=len, reverse=True)
+    if any(not r.tokens for r in rules):
+        return [r.id for r in rules]
+    pattern = re.compile(b"|".join(re.escape(t.encode()) for t in tokens))
+    found = {m.decode() for m in pattern.findall(data)}
+    found |= {t for t in tokens if any(t in f for f in found)}
+    return [r.id for r in rules if found.intersection(r.tokens)]
+
+
+def test_prefilter_finds_what_the_alternation_finds():
+    """Tokens looked for one by one give the alternation's verdict, also where one token
+    starts inside another (`dim3` then `32` in `dim32`: the alternation reports `dim3` only)."""
+    import random
+
+    rng = random.Random(5)
+    for linter in (Linter(LINTABLE), Linter([r for r in RULES if r.default])):
+        for language in ("python", "cuda", "cmake", "requirements", "dockerfile", "shell"):
+            _, rules = linter._rules_for(language)
+            tokens = sorted({t for r in rules for t in r.tokens})
+            if not tokens:
+                continue
+            samples = [b"dim32", b"x = 1\n", b""]
+            for _ in range(300):
+                parts = []
+                for _ in range(rng.randint(1, 4)):
+                    token = rng.choice(tokens)
+                    cut = rng.randint(0, len(token))
+                    parts.append(rng.choice([token, token[cut:], token[:cut], " "]))
+                samples.append("".join(parts).encode())
+            for data in samples:
+                expected = _alternation_rules(linter, language, data)
+                assert [r.id for r in linter.applicable(language, data)] == expected, data
+
+
+HEADERS = """\
+import torch
+
+
+def main(args, cap):
+    if cap >= (8, 0) and args.x:  # a comment
+        y = 1
+    elif cap < (7, 0):
+        y = 2
+    else:
+        y = 3
+    for i, (a, b) in enumerate(zip(args.a, args.b)):
+        while i > cap[0]:
+            i -= 1
+        else:
+            pass
+    with torch.autocast("cuda", dtype=torch.bfloat16) as ctx, open(
+        args.path
+    ) as fh:
+        if (
+            cap[0]
+            >= 9
+        ): z = 1
+    async def inner():
+        async for q in source():
+            if q: pass
+        async with lock() as held:
+            pass
+    try:
+        if cap:
+            pass
+    except ValueError:
+        pass
+
+
+class C:
+\tdef m(self):
+\t\tif self.cap >= 8:
+\t\t\treturn 1
+"""
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_header_positions_agree_with_whole_file_positions(newline):
+    """Positions computed from a nested `if`/loop/`with` header alone (its blocks left out)
+    equal LibCST's whole-file ones for every node that gets them; `elif` headers do not."""
+    import libcst as cst
+    from libcst.metadata import PositionProvider
+
+    from cuda2rocm.frontends import python, python_fast
+    from cuda2rocm.sources import SourceFile
+
+    text = HEADERS.replace("\n", newline)
+    source = SourceFile("m.py", "python", text)
+    wrapper = python.parse(source)
+    full = wrapper.resolve(PositionProvider)
+    context = python.FileContext(source, wrapper, python_fast.parse_ast(text))
+    pending = [(wrapper.module, None)]
+    while pending:
+        node, parent = pending.pop()
+        context.parents[node] = parent
+        pending.extend((child, node) for child in node.children)
+    checked = set()
+    for node in list(context.parents):
+        if isinstance(node, cst.Module):
+            continue
+        table = context._line_positions(node)
+        if table is not None and node in table:
+            assert full[node] == table[node], node
+            checked.add(type(node).__name__)
+    headers = {type(n).__name__ for n in context._header_tables if context._header_tables[n]}
+    assert headers >= {"If", "For", "While", "With"}
+    assert "Comparison" in checked and "Call" in checked
+    elif_test = next(
+        n
+        for n in context.parents
+        if isinstance(n, cst.If)
+        and n.test.__class__ is cst.Comparison
+        and "7" in cst.Module([]).code_for_node(n.test)
+    )
+    assert context._line_positions(elif_test.test) is None
+
+
+CALLERS = """\
+import os
+import subprocess
+
+IS_HIP = os.environ.get("USE_HIP") == "1"
+
+
+def add_flags(flags):
+    flags.append("--use_fast_math")
+    subprocess.run(["nvcc", "--version"])
+
+
+def helper():
+    x = 1
+    add_flags([])
+    return x
+
+
+def unrelated():
+    y = 2
+    return y
+
+
+def main():
+    if not IS_HIP:
+        add_flags([])
+    helper()
+"""
+
+
+def test_callers_of_functions_holding_a_finding_are_kept(monkeypatch, reductions):
+    """nvcc-flags and nvcc-invocation ask where a function holding a finding is called from:
+    every call of it stays (and the calls of its callers), other bodies still go."""
+    source = SourceFile("build.py", "python", CALLERS)
+    specs = [r for r in LINTABLE if r.id in ("nvcc-flags", "nvcc-invocation")]
+    for linter in (Linter(LINTABLE), *(Linter([s]) for s in specs)):
+        full, fast = _both(monkeypatch, lambda linter=linter: linter.lint_source(source))
+        assert _json(fast) == _json(full)
+    assert {d.rule for d in Linter(LINTABLE).lint_source(source)} >= {"nvcc-invocation"}
+    tokens = {t for s in specs for t in s.tokens}
+    reduced = python_fast.reduce(CALLERS, ast.parse(CALLERS), tokens, callers=True)
+    kept = reduced.replace(" ", "")
+    assert "add_flags([])\n" in kept and "helper()\n" in kept  # callers, and theirs
+    assert "y=2" not in kept and "x=1" not in kept
+    alone = python_fast.reduce(CALLERS, ast.parse(CALLERS), tokens).replace(" ", "")
+    assert "helper()\n" not in alone and alone.count("add_flags([])") == 1
+
+
+VALUES = """\
+import torch
+
+CAP = torch.cuda.get_device_capability()[0]
+TILE = 2 * 128 if CAP == 10 else 128
+MAJOR = CAP
+
+
+def tiles(n):
+    width = TILE * n
+    return width
+
+
+def gate():
+    if MAJOR >= 9:
+        return 1
+    return 0
+"""
+
+
+def test_value_following_rules_follow_plain_values_only(monkeypatch, reductions):
+    """device-capability-gate follows a name into its value through names, attributes,
+    subscripts, arithmetic, tuples and callees only: `TILE = ... if CAP == 10 else ...`
+    gives TILE no capability, so a body reading TILE alone is blanked; MAJOR = CAP is
+    followed."""
+    source = SourceFile("values.py", "python", VALUES)
+    spec = next(r for r in LINTABLE if r.id == "device-capability-gate")
+    for linter in (Linter(LINTABLE), Linter([spec])):
+        full, fast = _both(monkeypatch, lambda linter=linter: linter.lint_source(source))
+        assert _json(fast) == _json(full)
+    assert any(d.position.line == 14 for d in Linter([spec]).lint_source(source))
+    tree = ast.parse(VALUES)
+    reduced = python_fast.reduce(VALUES, tree, spec.tokens, (), follows_values=spec.tokens)
+    kept = reduced.replace(" ", "")
+    assert "ifMAJOR>=9:" in kept and "width=TILE*n" not in kept
+    broad = python_fast.reduce(VALUES, tree, spec.tokens).replace(" ", "")
+    assert "width=TILE*n" in broad  # any identifier: TILE reads CAP
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "IS_HIP = 1; ship = torch.version.hip; global_step = 2\nglobal x; nonlocal y\n",
+        "# café ROCm HIP_VISIBLE_DEVICES éhip\nx = 'naïve rocr'\n",
+        "# İstanbul: lowering changes the length\nIS_HIP = 'İ' + 'hip'\n",
+    ],
+)
+def test_vendor_word_hits_cover_the_context_pattern(text):
+    """The `str.find` search for vendor words finds every place the CONTEXT pattern does."""
+    import re
+
+    expected = {m.start() for m in re.finditer(python_fast.CONTEXT, text)}
+    found = set(python_fast._context_hits(python_fast._Offsets(text)))
+    assert expected and expected <= found

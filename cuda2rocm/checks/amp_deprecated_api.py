@@ -61,6 +61,9 @@ def _mentions_new_api(node: cst.CSTNode) -> bool:
 
 
 class Rule(NameAware):
+    #: findings and their reasons hold a token themselves: no name is followed to one
+    FOLLOWS = False
+
     def __init__(self, *args) -> None:
         super().__init__(*args)
         self.handled: set[int] = set()

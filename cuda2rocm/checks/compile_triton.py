@@ -30,6 +30,9 @@ PTX = re.compile(
 
 
 class Rule(NameAware):
+    #: findings and their reasons hold a token themselves: no name is followed to one
+    FOLLOWS = False
+
     def __init__(self, *args) -> None:
         super().__init__(*args)
         self._guard = VendorGuard(

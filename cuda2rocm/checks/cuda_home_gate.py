@@ -51,6 +51,9 @@ _DECIDES = frozenset(
 
 
 class Rule(NameAware):
+    #: the fast pass keeps the file whole: this rule reads the bodies of the functions a gate calls
+    WHOLE_FILE = True
+
     def __init__(self, *args) -> None:
         super().__init__(*args)
         self._gates: list[tuple[cst.CSTNode, cst.BaseExpression, str]] = []

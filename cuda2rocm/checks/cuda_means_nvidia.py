@@ -17,6 +17,9 @@ IS_AVAILABLE = {"torch.cuda.is_available"}
 
 
 class Rule(NameAware):
+    #: findings and their reasons hold a token themselves: no name is followed to one
+    FOLLOWS = False
+
     def __init__(self, *args) -> None:
         super().__init__(*args)
         self.packages = frozenset(self.spec.tables.get("nvidia_only", []))

@@ -18,6 +18,10 @@ VENDOR_TESTS = (HIP, "torch.version.cuda")
 
 
 class Rule(NameAware):
+    #: the fast pass follows names as this rule does: into a name's one assignment's value
+    #: (a call or a name)
+    FOLLOWS = "values"
+
     def __init__(self, *args) -> None:
         super().__init__(*args)
         self._guard = VendorGuard(self, VENDOR_TESTS, follow_names=True, early_exit=True)

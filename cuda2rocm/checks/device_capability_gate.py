@@ -35,6 +35,10 @@ QUERY_WORDS = {"get_device_capability", "get_device_properties", "major", "minor
 
 
 class Rule(NameAware):
+    #: the fast pass follows names as `kind` does: into a name's one assignment's value, and
+    #: there only through callees, attributes, subscripts, arithmetic and tuples
+    FOLLOWS = "values"
+
     def __init__(self, *args) -> None:
         super().__init__(*args)
         self._guard = VendorGuard(

@@ -28,6 +28,9 @@ DEVICE_KEYWORDS = {"device", "device_type", "map_location"}
 
 
 class Rule(NameAware):
+    #: findings and their reasons hold a token themselves: no name is followed to one
+    FOLLOWS = False
+
     def visit_SimpleString(self, node: cst.SimpleString) -> None:
         value = string_value(node)
         if value is None or not DEVICE.match(value):

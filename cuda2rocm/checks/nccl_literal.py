@@ -30,6 +30,9 @@ def _mentions(value: str, names: set[str]) -> bool:
 
 
 class Rule(NameAware):
+    #: findings and their reasons hold a token themselves: no name is followed to one
+    FOLLOWS = False
+
     def __init__(self, *args) -> None:
         super().__init__(*args)
         self.invalid = {k.lower() for k in self.spec.tables.get("invalid_backends", [])}

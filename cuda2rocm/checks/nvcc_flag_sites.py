@@ -179,6 +179,10 @@ class FlagSites(NameAware):
     `_module`, as `nvcc_flags.Rule` does.
     """
 
+    #: the fast pass keeps every call of a function holding a finding: this rule asks
+    #: where such a function is called from
+    READS_CALLERS = True
+
     def __init__(self, *args) -> None:
         super().__init__(*args)
         self._sites: list[Site] = []

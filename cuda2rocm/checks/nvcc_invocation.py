@@ -57,6 +57,10 @@ def _strings(node: cst.CSTNode) -> list[str]:
 
 
 class PythonRule(_py.NameAware):
+    #: the fast pass keeps every call of a function holding a finding: this rule asks
+    #: where such a function is called from
+    READS_CALLERS = True
+
     def __init__(self, *args) -> None:
         super().__init__(*args)
         self._runs: list[cst.Call] = []

@@ -40,6 +40,9 @@ HELPERS = (
 
 
 class Rule(NameAware):
+    #: findings and their reasons hold a token themselves: no name is followed to one
+    FOLLOWS = False
+
     def __init__(self, *args) -> None:
         super().__init__(*args)
         self.modules = frozenset(self.spec.tables.get("modules", []))

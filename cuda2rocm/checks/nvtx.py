@@ -15,6 +15,9 @@ OPENERS = {f"torch.cuda.nvtx.{n}" for n in ("range_push", "range", "range_start"
 
 
 class Rule(NameAware):
+    #: findings and their reasons hold a token themselves: no name is followed to one
+    FOLLOWS = False
+
     def visit_Call(self, node: cst.Call) -> None:
         names = self.qualified_names(node.func) & OPENERS
         if names:

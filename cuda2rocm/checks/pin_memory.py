@@ -14,6 +14,9 @@ LOADERS = {"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoade
 
 
 class Rule(NameAware):
+    #: findings and their reasons hold a token themselves: no name is followed to one
+    FOLLOWS = False
+
     def visit_Call(self, node: cst.Call) -> None:
         if isinstance(node.func, cst.Attribute) and node.func.attr.value == "pin_memory":
             if not node.args:

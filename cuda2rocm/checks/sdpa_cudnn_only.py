@@ -26,6 +26,9 @@ ROCM_BACKENDS = ("FLASH_ATTENTION", "EFFICIENT_ATTENTION", "MATH")
 
 
 class Rule(NameAware):
+    #: findings and their reasons hold a token themselves: no name is followed to one
+    FOLLOWS = False
+
     def __init__(self, *args) -> None:
         super().__init__(*args)
         self._guard = VendorGuard(

@@ -18,6 +18,9 @@ TF32_PRECISIONS = {"high", "medium"}
 
 
 class Rule(NameAware):
+    #: findings and their reasons hold a token themselves: no name is followed to one
+    FOLLOWS = False
+
     def __init__(self, *args) -> None:
         super().__init__(*args)
         self._guard = VendorGuard(

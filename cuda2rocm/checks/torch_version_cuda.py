@@ -39,6 +39,10 @@ PARSERS = {
 
 
 class Rule(NameAware):
+    #: the fast pass keeps whole the bodies this rule reports in: it reads the rest of the
+    #: block after a test (is CUDA's compiler run there?)
+    WHOLE_BODIES = True
+
     def __init__(self, *args) -> None:
         super().__init__(*args)
         self._nvidia_packages: frozenset[str] | None = None

@@ -96,6 +96,9 @@ def parse(source: SourceFile, text: str | None = None) -> cst.MetadataWrapper:
 
 
 _MISSING = object()
+#: Compound statements whose header positions are computed from the header alone.
+_HEADED = (cst.If, cst.For, cst.While, cst.With)
+_EMPTY_BLOCK = cst.IndentedBlock(body=[cst.SimpleStatementLine(body=[cst.Pass()])])
 
 
 class FileContext:
@@ -117,6 +120,7 @@ class FileContext:
         #: Positions per top-level statement (the fast pass) rather than for the whole file.
         self.statement_positions = False
         self._statement_tables: dict[cst.CSTNode, Mapping | None] = {}
+        self._header_tables: dict[cst.CSTNode, Mapping | None] = {}
         self._lines: dict[cst.CSTNode, int] | None = None
         #: The stdlib parser rejected a file LibCST accepts: use LibCST's qualified names.
         self.fallback = False
@@ -182,30 +186,61 @@ class FileContext:
             chain.append(parent)
         chain.reverse()  # Module, top-level statement, ..., node
         lines = [i for i, n in enumerate(chain) if isinstance(n, cst.SimpleStatementLine)]
-        if not lines or lines[-1] < 2:
-            return None  # not in a statement line, or the line is top-level
+        if not lines:
+            return self._header_positions(chain)
+        if lines[-1] < 2:
+            return None  # the line is top-level
         statement = chain[lines[-1]]
         if statement in self._statement_tables:
             return self._statement_tables[statement]
-        table = None
-        line = self._nested_line(chain[: lines[-1] + 1])
-        if line is not None:
-            module = self.wrapper.module
-            provider = PositionProvider()
-            state = PositionProvidingCodegenState(
-                default_indent=module.default_indent,
-                default_newline=module.default_newline,
-                provider=provider,
-            )
-            for block in chain[: lines[-1]]:
-                if isinstance(block, (cst.IndentedBlock, cst.Match)):
-                    state.increase_indent(
-                        module.default_indent if block.indent is None else block.indent
-                    )
-            statement._codegen(state)
-            table = _shifted(provider._computed, line - provider._computed[statement].start.line)
+        table = self._alone(chain[: lines[-1] + 1], statement)
         self._statement_tables[statement] = table
         return table
+
+    def _header_positions(self, chain: list[cst.CSTNode]) -> Mapping | None:
+        """Positions within the header of the innermost nested `if`, loop or `with` whose
+        header holds the node (a test inside one large function), from the code of that
+        statement with its blocks left out (a header's positions do not depend on what
+        follows it). None where there is no such statement or it is an `elif`."""
+        for j in range(len(chain) - 2, 1, -1):
+            statement, child = chain[j], chain[j + 1]
+            if not isinstance(statement, _HEADED):
+                continue
+            if child is statement.body or child is getattr(statement, "orelse", None):
+                return None  # in a block: not a header
+            parent = chain[j - 1]
+            if isinstance(parent, cst.If) and parent.orelse is statement:
+                return None  # `elif`: its code alone would say `if`
+            if statement not in self._header_tables:
+                changes: dict[str, object] = {"body": _EMPTY_BLOCK}
+                if not isinstance(statement, cst.With):
+                    changes["orelse"] = None
+                header = statement.with_changes(**changes)
+                self._header_tables[statement] = self._alone(chain[: j + 1], header)
+            return self._header_tables[statement]
+        return None
+
+    def _alone(self, chain: list[cst.CSTNode], statement: cst.CSTNode) -> Mapping | None:
+        """The positions of `statement` (standing for `chain[-1]`: the same node or a copy
+        of its header) from its own code, generated with its enclosing blocks' indentation
+        and moved to the line the standard library's parser gives `chain[-1]`."""
+        line = self._nested_line(chain)
+        if line is None:
+            return None
+        module = self.wrapper.module
+        provider = PositionProvider()
+        state = PositionProvidingCodegenState(
+            default_indent=module.default_indent,
+            default_newline=module.default_newline,
+            provider=provider,
+        )
+        for block in chain[:-1]:
+            if isinstance(block, (cst.IndentedBlock, cst.Match)):
+                state.increase_indent(
+                    module.default_indent if block.indent is None else block.indent
+                )
+        statement._codegen(state)
+        return _shifted(provider._computed, line - provider._computed[statement].start.line)
 
     def _nested_line(self, chain: list[cst.CSTNode]) -> int | None:
         """The standard library's line of the statement line `chain[-1]` (chain: the Module,
@@ -440,6 +475,22 @@ class PythonRule(cst.BatchableCSTVisitor):
     """
 
     METADATA_DEPENDENCIES: ClassVar[tuple] = ()
+    #: What the fast pass (frontends/python_fast.py) must keep for this rule. FOLLOWS: the
+    #: rule reaches findings through names bound to what holds its tokens (`cap =
+    #: get_device_capability()` ... `cap < (8, 0)`), so bodies reading such names are kept;
+    #: False for a rule whose findings and reasons hold a token themselves (import aliases
+    #: are followed for every rule); "values": only into the value an assignment gives a name,
+    #: through names, attributes, subscripts, arithmetic, tuples and callees
+    #: (python_fast._bound_names). WHOLE_BODIES: the rule reads the statements around what
+    #: it reports (the rest of a block after a test), so the bodies of functions that hold a
+    #: token are kept whole, not reduced statement by statement. WHOLE_FILE: the rule reasons
+    #: about other functions of the file (their bodies), so the file is not reduced while it
+    #: runs. READS_CALLERS: the rule asks where the functions holding its findings are called
+    #: from, so every place that names such a function is kept (to a fixpoint).
+    FOLLOWS: ClassVar[bool | str] = True
+    WHOLE_BODIES: ClassVar[bool] = False
+    WHOLE_FILE: ClassVar[bool] = False
+    READS_CALLERS: ClassVar[bool] = False
 
     def __init__(self, spec: RuleSpec, source: SourceFile, sink: list[Diagnostic]) -> None:
         super().__init__()
@@ -691,8 +742,21 @@ def run_rules(
     rules = list(rules)
     tree = python_fast.parse_ast(source.text)
     reduced = None
-    if FAST_PASS and tree is not None and len(source.text) >= python_fast.MIN_BYTES:
-        reduced = python_fast.reduce(source.text, tree, {t for s, _ in rules for t in s.tokens})
+    if (
+        FAST_PASS
+        and tree is not None
+        and len(source.text) >= python_fast.MIN_BYTES
+        and not any(cls.WHOLE_FILE for _, cls in rules)
+    ):
+        reduced = python_fast.reduce(
+            source.text,
+            tree,
+            {t for s, _ in rules for t in s.tokens},
+            {t for s, cls in rules if cls.FOLLOWS is True for t in s.tokens},
+            statements=not any(cls.WHOLE_BODIES for _, cls in rules),
+            callers=any(cls.READS_CALLERS for _, cls in rules),
+            follows_values={t for s, cls in rules if cls.FOLLOWS == "values" for t in s.tokens},
+        )
     wrapper = parse(source, reduced)
     sink: list[Diagnostic] = []
     visitors = [cls(spec, source, sink) for spec, cls in rules]
