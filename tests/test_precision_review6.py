@@ -3,7 +3,8 @@
 1. the run-time query the warp-size message recommends (`at::cuda::warp_size()`) is not a
    compile-time warp constant;
 2. width-32 shuffle groups reached through a project wrapper more than one call down;
-3. a C++ helper whose every call site is in a branch ROCm never compiles.
+3. rocm-skip-above-expand: a ROCm skip above `@parameterized.expand` is reported, unless the
+   whole class is skipped on ROCm (then guarded, with the class skip as its reason).
 """
 
 from __future__ import annotations
@@ -116,3 +117,31 @@ def test_wrapper_called_without_width_32_stays_reported(tmp_path):
     _write(tmp_path, {"g.cuh": GROUPS.replace("__shfl_xor(v, m, width)", "__shfl_xor(v, m)")})
     reported, _ = _where(_run(tmp_path, "warp-size-32"), tmp_path)
     assert {("g.cuh", 22), ("g.cuh", 23)} <= reported
+
+
+# -- 3. a ROCm skip above parameterized.expand ---------------------------------------------------
+EXPAND = """\
+import unittest
+
+import torch
+from parameterized import parameterized
+
+skip_rocm = unittest.skipIf(torch.version.hip is not None, "no ROCm kernel")
+
+
+class T(unittest.TestCase):
+    @skip_rocm
+    @parameterized.expand([(1,), (2,)])
+    def test_a(self, n):
+        pass
+"""
+
+
+def test_skip_above_expand_is_reported_unless_the_class_is_skipped(tmp_path):
+    _write(tmp_path, {"t_test.py": EXPAND})
+    reported, guarded = _where(_run(tmp_path, "rocm-skip-above-expand"), tmp_path)
+    assert reported == {("t_test.py", 10)}
+    _write(tmp_path, {"t_test.py": EXPAND.replace("class T(", "@skip_rocm\nclass T(")})
+    reported, guarded = _where(_run(tmp_path, "rocm-skip-above-expand"), tmp_path)
+    assert not reported
+    assert "skip_rocm" in guarded[("t_test.py", 11)]
