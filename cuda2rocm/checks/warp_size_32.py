@@ -294,6 +294,14 @@ class Rule(CppRule):
         )
 
     # -- reporting -----------------------------------------------------------------------------
+    def _logical_groups_of(self, function) -> bool:
+        """`_logical_groups`, once per function (a file flags many nodes in one function)."""
+        memo = self.__dict__.setdefault("_logical_memo", {})
+        key = (function.start_byte, function.end_byte)
+        if key not in memo:
+            memo[key] = self._logical_groups(function)
+        return memo[key]
+
     def _logical_groups(self, function) -> bool:
         """Every shuffle a HIP pass compiles in `function`, and in the functions of this file
         it calls, passes an explicit width of 32 (and none casts a ballot, vote or warp
@@ -420,7 +428,7 @@ class Rule(CppRule):
         if in_wave32_branch(self.view, node):
             return
         function = enclosing_function(node)
-        if function is not None and self._logical_groups(function):
+        if function is not None and self._logical_groups_of(function):
             return
         if not fixable:
             self.seen.add(node.start_byte)
