@@ -133,6 +133,8 @@ def uses(view: CppView) -> Iterator[Use]:
             continue
         if _is_definition(ident) or not (ident.type == "identifier" or _vexing(ident)):
             continue
+        if _runtime_query(view, ident):
+            continue  # `at::cuda::warp_size()`: the run-time query the message recommends
         kind = _kind(view, ident, external=name not in fixed)
         if name in derived and kind not in ("host", "launch-bounds"):
             continue  # a constant computed from the warp size: only launch shapes are followed
@@ -228,6 +230,24 @@ def _vexing(ident: Node) -> bool:
         and parent is not None
         and parent.type == "parameter_declaration"
         and parent.child_by_field_name("declarator") is None
+    )
+
+
+#: Run-time queries of the active device's wavefront (torch's ATen/cuda/CUDAContext.h).
+_RUNTIME_QUERIES = frozenset({"at::cuda::warp_size", "::at::cuda::warp_size"})
+
+
+def _runtime_query(view: CppView, ident: Node) -> bool:
+    """`ident` names the function of a call to torch's run-time warp-size query."""
+    top = ident
+    while top.parent is not None and top.parent.type == "qualified_identifier":
+        top = top.parent
+    call = top.parent
+    return (
+        call is not None
+        and call.type == "call_expression"
+        and call.child_by_field_name("function") == top
+        and "".join(view.text(top).split()) in _RUNTIME_QUERIES
     )
 
 

@@ -294,6 +294,14 @@ class Rule(CppRule):
         )
 
     # -- reporting -----------------------------------------------------------------------------
+    def _logical_groups_of(self, function) -> bool:
+        """`_logical_groups`, once per function (a file flags many nodes in one function)."""
+        memo = self.__dict__.setdefault("_logical_memo", {})
+        key = (function.start_byte, function.end_byte)
+        if key not in memo:
+            memo[key] = self._logical_groups(function)
+        return memo[key]
+
     def _logical_groups(self, function) -> bool:
         """Every shuffle a HIP pass compiles in `function`, and in the functions of this file
         it calls, passes an explicit width of 32 (and none casts a ballot, vote or warp
@@ -302,27 +310,97 @@ class Rule(CppRule):
         so `& 31`, `% 32`, `>> 5` and per-group arrays of 32 stay consistent there. Shuffles
         in the CUDA branch of `#ifdef __HIP_PLATFORM_AMD__` do not count (TransformerEngine's
         `__shfl_down(v, d, THREADS_PER_WARP)` under it, `__shfl_down_sync(m, v, d)` in the
-        `#else`); a callee is followed one level (a block reduction that calls its warp
-        reduction `warp_reduce<32>(v)` and then picks lane `% 32 == 0`)."""
+        `#else`); callees are followed three levels (a block reduction that calls its warp
+        reduction `warp_reduce<32>(v)`, which shuffles through the project's wrapper
+        `shfl_xor(mask, v, o, 32)`), and a wrapper's width is read at its call sites."""
         view = self.view
-        spans = [(function.start_byte, function.end_byte)]
-        called = {callee(view, c).split("<", 1)[0].strip() for c in self._calls_in(function)}
-        for other in view.functions:
-            if other.start_byte != function.start_byte and function_name(view, other) in called:
-                spans.append((other.start_byte, other.end_byte))
+        spans = self._reach(function)
+        wrappers = self._wrappers()
+        bodies = [
+            (f.start_byte, f.end_byte)
+            for f in view.functions
+            if function_name(view, f) in wrappers and f.start_byte != function.start_byte
+        ]
+
+        def within(node, where) -> bool:
+            return any(a <= node.start_byte < b for a, b in where)
+
+        # A wrapper's own shuffles pass its width parameter: its call sites say the width.
         inside = [
             c
             for c in self._shuffles()
-            if any(a <= c.start_byte < b for a, b in spans) and not hip_excluded(view, c)
+            if within(c, spans) and not within(c, bodies) and not hip_excluded(view, c)
         ]
-        if not inside or not all(self._width_is_32(c) for c in inside):
+        wrapped = [
+            c
+            for c in view.calls
+            if within(c, spans)
+            and not within(c, bodies)
+            and _base(callee(view, c)) in wrappers
+            and not hip_excluded(view, c)
+        ]
+        if not (inside or wrapped) or not all(self._width_is_32(c) for c in inside):
+            return False
+        if not all(self._wrapped_width_is_32(c, wrappers) for c in wrapped):
             return False
         return not any(
-            any(a <= c.start_byte < b for a, b in spans)
-            and _WAVE_WIDE.match(callee(view, c))
-            and not hip_excluded(view, c)
+            within(c, spans) and _WAVE_WIDE.match(callee(view, c)) and not hip_excluded(view, c)
             for c in view.calls
         )
+
+    def _reach(self, function, depth: int = 3) -> list[tuple[int, int]]:
+        """Spans of `function` and of the functions of this file it calls, `depth` levels down
+        (a block reduction, its warp reduction, the project's shuffle wrapper)."""
+        view = self.view
+        spans = [(function.start_byte, function.end_byte)]
+        frontier = [function]
+        for _ in range(depth):
+            called = {_base(callee(view, c)) for f in frontier for c in self._calls_in(f)}
+            frontier = [
+                other
+                for other in view.functions
+                if function_name(view, other) in called
+                and (other.start_byte, other.end_byte) not in spans
+            ]
+            spans.extend((f.start_byte, f.end_byte) for f in frontier)
+            if not frontier:
+                break
+        return spans
+
+    def _wrappers(self) -> dict[str, int]:
+        """Functions of this file whose every HIP-compiled shuffle passes one of their own
+        parameters as its width (`shfl_xor(mask, v, m, width)` around `__shfl_xor(v, m,
+        width)`): name -> that parameter's position, so a call's argument there is the width."""
+        if hasattr(self, "_wrapper_table"):
+            return self._wrapper_table
+        view = self.view
+        table: dict[str, int] = {}
+        for f in view.functions:
+            name = function_name(view, f)
+            shuffles = [
+                c
+                for c in self._shuffles()
+                if f.start_byte <= c.start_byte < f.end_byte and not hip_excluded(view, c)
+            ]
+            if not name or not shuffles:
+                continue
+            params = _parameter_names(view, f)
+            positions = set()
+            for c in shuffles:
+                width = self._width(c)
+                text = view.text(width) if width is not None else ""
+                positions.add(params.index(text) if text in params else -1)
+            if len(positions) == 1 and -1 not in positions:
+                table[name] = positions.pop()
+        self._wrapper_table = table
+        return table
+
+    def _wrapped_width_is_32(self, call, wrappers: dict[str, int]) -> bool:
+        """The argument a wrapper call passes as the shuffle width is a literal 32."""
+        args = call.child_by_field_name("arguments")
+        named = [a for a in args.named_children if a.type != "comment"] if args else []
+        at = wrappers[_base(callee(self.view, call))]
+        return len(named) > at and number(self.view, named[at]) == 32
 
     def _calls_in(self, function):
         a, b = function.start_byte, function.end_byte
@@ -350,7 +428,7 @@ class Rule(CppRule):
         if in_wave32_branch(self.view, node):
             return
         function = enclosing_function(node)
-        if function is not None and self._logical_groups(function):
+        if function is not None and self._logical_groups_of(function):
             return
         if not fixable:
             self.seen.add(node.start_byte)
@@ -544,6 +622,28 @@ def _definitions_of(view: CppView, name: str) -> list[str]:
         text = view.text(value).strip("{}() ") if value is not None else "?"
         values.append(text.rstrip("uUlL"))
     return values
+
+
+def _base(name: str) -> str:
+    """`xor_lanes<T>` -> `xor_lanes`."""
+    return name.split("<", 1)[0].strip()
+
+
+def _parameter_names(view: CppView, function) -> list[str]:
+    """The names of a function definition's parameters, in order ("" where unnamed)."""
+    declarator = function.child_by_field_name("declarator")
+    while declarator is not None and declarator.type != "function_declarator":
+        declarator = declarator.child_by_field_name("declarator")
+    params = declarator.child_by_field_name("parameters") if declarator is not None else None
+    names: list[str] = []
+    for param in params.named_children if params is not None else []:
+        if param.type not in ("parameter_declaration", "optional_parameter_declaration"):
+            continue
+        inner = param.child_by_field_name("declarator")
+        while inner is not None and inner.type != "identifier":
+            inner = inner.child_by_field_name("declarator")
+        names.append(view.text(inner) if inner is not None else "")
+    return names
 
 
 def _descendants(node):

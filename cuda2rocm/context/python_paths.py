@@ -173,9 +173,16 @@ class Region:
 
 
 def _span(nodes: list[ast.AST] | ast.AST) -> tuple[tuple[int, int], tuple[int, int]]:
-    nodes = nodes if isinstance(nodes, list) else [nodes]
+    """A block's span (a list: from the decorators of its first statement, which `lineno`
+    leaves out, on), or one node's."""
+    block = isinstance(nodes, list)
+    nodes = nodes if block else [nodes]
     first, last = nodes[0], nodes[-1]
-    return (first.lineno, first.col_offset), (last.end_lineno, last.end_col_offset)
+    start = min(
+        [(first.lineno, first.col_offset)]
+        + [(d.lineno, 0) for d in getattr(first, "decorator_list", ()) if block]
+    )
+    return start, (last.end_lineno, last.end_col_offset)
 
 
 def _short(text: str, limit: int = 60) -> str:
