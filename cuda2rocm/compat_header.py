@@ -145,6 +145,18 @@ __device__ __forceinline__ int cuda2rocm_ffs_mask(cuda2rocm_lane_mask_t m) { ret
 #endif  // device compilers
 """
 
+#: Names whose HIP spelling holds only from some ROCm release (names.Name.since: hipBLASLt's
+#: cuBLASLt API with hipDataType / hipblasComputeType_t from 6.0, hipblasSetMathMode from 6.1)
+#: are mapped under a test of that release. ROCm ships HIP, hipBLAS and hipBLASLt together,
+#: so HIP's version (hip_version.h, which hip_runtime.h includes) stands for the libraries';
+#: the header is included before any library header, so theirs are not known yet.
+_RELEASE_TEST = """\
+// cuBLAS / cuBLASLt names hipBLAS / hipBLASLt spell this way from the ROCm release tested
+// (a ROCm release ships HIP and its libraries together). Define CUDA2ROCM_ROCM_VERSION
+// (major * 100 + minor) to name the libraries' release when it differs from HIP's.
+#ifndef CUDA2ROCM_ROCM_VERSION
+#  define CUDA2ROCM_ROCM_VERSION (HIP_VERSION_MAJOR * 100 + HIP_VERSION_MINOR)
+#endif"""
 #: cooperative_groups::reduce and its operators, for HIP before ROCm 7.13. HIP ships no
 #: cooperative_groups/reduce.h (HIP docs, "Unsupported NVIDIA CUDA features"; ROCm/hip#3625);
 #: ROCm 7.13 added cg::reduce to hip_cooperative_groups.h (ROCm/rocm-systems#3784, ROCm/HIPIFY
@@ -339,8 +351,18 @@ def render(used: set[str]) -> str:
         "// (`#ifdef __CUDA_RUNTIME_H__`, as NVIDIA's samples' helper_cuda.h does) finds it here.",
         *(f"#ifndef {g}\n#  define {g}\n#endif" for g in RUNTIME_GUARDS),
     ]
+    by_release: dict[int, list[str]] = {}
     for name in identifiers:
-        out += [f"#ifndef {name}", f"#define {name} {names.api_name(name).hip}", "#endif"]
+        by_release.setdefault(names.api_name(name).since_code, []).append(name)
+    for release in sorted(by_release):
+        if release:
+            if release == min(r for r in by_release if r):
+                out.append(_RELEASE_TEST)
+            out.append(f"#if CUDA2ROCM_ROCM_VERSION >= {release}")
+        for name in by_release[release]:
+            out += [f"#ifndef {name}", f"#define {name} {names.api_name(name).hip}", "#endif"]
+        if release:
+            out.append(f"#endif  // ROCm {release // 100}.{release % 100}")
     out += ["#else", f"#include <{RUNTIME['cuda']}>", "#endif", "", _WARP]
     for name in polyfills:
         out += [f"// <{name}> for HIP:", "#if CUDA2ROCM_HIP", POLYFILLS[name] + "#endif", ""]
