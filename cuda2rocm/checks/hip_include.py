@@ -69,6 +69,12 @@ KERNEL_LANGUAGE = frozenset(
     }
 )
 _KEYWORD_NODES = frozenset({"__forceinline__", "__noinline__"})
+#: cuBLAS headers that include cuda_bf16.h (cublas_api.h, which the others include).
+_CUBLAS_HEADERS = frozenset({"cublas_api.h", "cublas_v2.h", "cublas.h", "cublasLt.h", "cublasXt.h"})
+#: HIP releases with a usable hip_bf16.h (5.7 on; hipBLAS's version macros come too late).
+_HIP_BF16 = "HIP_VERSION_MAJOR * 100 + HIP_VERSION_MINOR >= 507 || CUDA2ROCM_ROCM_VERSION >= 507"
+#: bf16 type spellings (data/cuda_names_overrides.tsv maps them to hip_bf16.h's types).
+_BF16_TYPES = frozenset({"__nv_bfloat16", "__nv_bfloat162", "nv_bfloat16", "nv_bfloat162"})
 #: HIP headers that declare the kernel language.
 _HIP_RUNTIME = frozenset({"hip/hip_runtime.h", "hip_runtime.h"})
 #: CUDA headers whose HIP counterpart needs hip_runtime.h included first: HIP 5.2's
@@ -197,10 +203,13 @@ class Rule(CppRule):
         text = self.view.source.text
         directive = text[inc.start : inc.end]
         fix = None
+        extra = self._brought_along(inc)
         if self.ctx.target == "hip":
             path = inc.node.child_by_field_name("path")
             spelled = f"<{row.hip}>" if inc.system else f'"{row.hip}"'
             edits = [self.replace(path, spelled)]
+            if extra:
+                edits.append(Edit(inc.end, inc.end, extra, ""))
             if row.library == "cub":
                 edits += self._cub_renames()
             fix = self.fix(*edits, description=f"include <{row.hip}>")
@@ -208,7 +217,10 @@ class Rule(CppRule):
             fix = self._compat_fix(inc, directive)
         else:
             alias = "\nnamespace cub = hipcub;" if row.library == "cub" else ""
-            block = f"#if {HIP_CONDITION}\n#include <{row.hip}>{alias}\n#else\n{directive}\n#endif"
+            block = (
+                f"#if {HIP_CONDITION}\n#include <{row.hip}>{alias}{extra}\n#else\n{directive}"
+                "\n#endif"
+            )
             fix = self.fix(
                 Edit(inc.start, inc.end, block, directive),
                 description=f"include <{row.hip}> for hipcc, in place",
@@ -227,6 +239,35 @@ class Rule(CppRule):
             severity=Severity.WARNING,
             data={"cuda_name": inc.name},
         )
+
+    def _brought_along(self, inc: Include) -> str:
+        """Includes the CUDA header brings in that its HIP counterpart does not, which the file
+        relies on ("" when none): text to append after the HIP include.
+
+        - `cuda_runtime.h` includes `<math.h>` (crt/common_functions.h -> math_functions.h);
+          HIP-Clang's runtime wrapper includes only `<cmath>`, so host code calling `isfinite`
+          unqualified fails ("no matching function for call to 'isfinite'": only HIP's
+          `__device__` overloads are global). The compatibility header adds it for the portable
+          target; the hip target's hip_runtime.h gets it here.
+        - cuBLAS's `cublas_api.h` includes `<cuda_bf16.h>`; hipBLAS's header includes only the
+          older `hip_bfloat16.h`. A file that spells a bf16 type gets `<hip/hip_bf16.h>` where
+          HIP has a usable one: HIP 5.7 and later (ROCm/HIP rocm-5.6.0's hip_bf16.h includes an
+          amd_hip_bf16.h ROCm/clr rocm-5.6.0 lacks; rocm-5.7.0 defines `__hip_bfloat16` and its
+          intrinsics), or where the build names such a release (CUDA2ROCM_ROCM_VERSION). HIP
+          5.2 has none, and the file may use bf16 only under its own `#ifdef`.
+        """
+        if inc.name == "cuda_runtime.h" and self.ctx.target == "hip":
+            return "\n#include <math.h>  // cuda_runtime.h includes it; hip_runtime.h does not"
+        if inc.name in _CUBLAS_HEADERS and self._spells_bf16():
+            return (
+                f"\n#if {_HIP_BF16}  // cuBLAS's header brings cuda_bf16.h"
+                "\n#include <hip/hip_bf16.h>\n#endif"
+            )
+        return ""
+
+    def _spells_bf16(self) -> bool:
+        view = self.view
+        return any(view.text(n) in _BF16_TYPES for n in view.identifiers)
 
     def _compat_fix(self, inc: Include, directive: str):
         """The runtime's include becomes the compatibility header's, where it stands."""
@@ -271,7 +312,7 @@ class Rule(CppRule):
         if self.ctx.target == "hip":
             top = [inc for inc in view.includes if inc.top_level]
             at = top[0].start if top else 0
-            edit = Edit(at, at, f"#include <{RUNTIME['hip']}>\n", "")
+            edit = Edit(at, at, f"#include <{RUNTIME['hip']}>\n#include <math.h>\n", "")
         else:
             edit = view.compat_include_edit(self.ctx)
         fix = self.fix(edit, description="include the runtime") if edit is not None else None
