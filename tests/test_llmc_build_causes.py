@@ -5,7 +5,8 @@
   plain accesses (PTX ISA: cache operators are performance hints only);
 - host code calling `isfinite` unqualified: nvcc's cuda_runtime.h includes <math.h>,
   HIP-Clang's runtime wrapper only <cmath>;
-- bf16 types from cuBLAS's header (cublas_api.h includes cuda_bf16.h; hipblas.h does not).
+- bf16 types from cuBLAS's header (cublas_api.h includes cuda_bf16.h; hipblas.h does not);
+- and faiss's `thrust::cuda::par.on(stream)`: rocThrust spells it `thrust::hip::par`.
 Compiles skip when the compiler is missing.
 """
 
@@ -176,4 +177,55 @@ def test_nvcc_builds_bf16_from_cublas_after_the_portable_fix(tmp_path, cli):
         pytest.skip("cuBLAS headers not here (set CUBLAS_INCLUDE)")
     path = _fix(tmp_path, cli, "portable", "x.cu", BF16_FROM_CUBLAS)
     result = _nvcc(path, *include, "-DUSE_BF16")
+    assert result.returncode == 0, result.stderr
+
+
+# -- Thrust's CUDA execution policies (faiss: `thrust::cuda::par.on(stream)`) ------------------
+THRUST = """#include <cuda_runtime.h>
+#include <thrust/execution_policy.h>
+#include <thrust/fill.h>
+#include <thrust/system/cuda/execution_policy.h>
+
+void zero(float* p, int n, cudaStream_t stream) {
+  thrust::fill(thrust::cuda::par.on(stream), p, p + n, 0.f);
+  thrust::fill(thrust::cuda::par_nosync.on(stream), p, p + n, 1.f);
+}
+"""
+ROCTHRUST = Path(os.environ.get("ROCTHRUST_INCLUDE", "/work/real/rocThrust-5.3.3"))
+
+
+def test_portable_thrust_policies_go_through_the_compat_header(tmp_path, cli):
+    path = _fix(tmp_path, cli, "portable", "t.cu", THRUST)
+    text = path.read_text()
+    assert "thrust::fill(CUDA2ROCM_THRUST_PAR.on(stream)" in text
+    assert "CUDA2ROCM_THRUST_PAR_NOSYNC.on(stream)" in text and "thrust::cuda" not in text
+    assert (
+        "#include <thrust/system/hip/execution_policy.h>\n#else\n"
+        "#include <thrust/system/cuda/execution_policy.h>\n#endif"
+    ) in text
+    header = (path.parent / "cuda2rocm_compat.h").read_text()
+    assert "#  define CUDA2ROCM_THRUST_PAR thrust::hip::par\n" in header
+    assert "#  define CUDA2ROCM_THRUST_PAR thrust::cuda::par\n" in header
+
+
+def test_hip_target_spells_thrust_policies_as_rocthrust_does(tmp_path, cli):
+    text = _fix(tmp_path, cli, "hip", "t.cu", THRUST).read_text()
+    assert "thrust::hip::par.on(stream)" in text and "thrust::hip::par_nosync" in text
+    assert "#include <thrust/system/hip/execution_policy.h>" in text
+    assert "thrust::cuda" not in text and "system/cuda" not in text
+
+
+@needs_hipcc
+@pytest.mark.parametrize("target", ["portable", "hip"])
+def test_hipcc_builds_thrust_policies_after_the_fix(tmp_path, cli, target):
+    if not (ROCTHRUST / "thrust" / "system" / "hip" / "detail" / "par.h").is_file():
+        pytest.skip("rocThrust's headers not here (set ROCTHRUST_INCLUDE)")
+    path = _fix(tmp_path, cli, target, "t.cu", THRUST)
+    result = _hipcc(path, "-std=c++17", f"-I{ROCTHRUST}")
+    assert result.returncode == 0, result.stderr
+
+
+@needs_nvcc
+def test_nvcc_builds_thrust_policies_after_the_portable_fix(tmp_path, cli):
+    result = _nvcc(_fix(tmp_path, cli, "portable", "t.cu", THRUST))
     assert result.returncode == 0, result.stderr
