@@ -49,6 +49,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 STUBS = Path(__file__).resolve().parent / "hip52_stubs"
+#: The ROCm release the stand-ins' library declarations come from (hipBLASLt / hipBLAS at
+#: rocm-6.2.2): the compatibility header maps the names of that release, not of HIP 5.2.
+STUB_RELEASE = "-DCUDA2ROCM_ROCM_VERSION=602"
 ARCHS = ("gfx90a", "gfx1030")
 COLUMNS = [
     "orig nvcc",
@@ -146,7 +149,8 @@ def hipcc(path: Path, tree: Path, case: Case, arch: str, libraries: list[str]):
     cmd = ["hipcc", f"--offload-arch={arch}", "-O0", "-std=c++17", "-x", "hip", *case.flags]
     cmd += case.hip_flags
     cmd += [f"-I{tree / i}" for i in case.includes]
-    cmd += [f"-I{path.parent}", f"-I{STUBS}"] + [f"-I{folder}" for folder in libraries]
+    cmd += [f"-I{path.parent}", f"-I{STUBS}", STUB_RELEASE]
+    cmd += [f"-I{folder}" for folder in libraries]
     cmd += ["-c", str(path), "-o", os.devnull]
     return _run(cmd, dict(os.environ, HIP_PLATFORM="amd"))
 
@@ -315,6 +319,7 @@ def main(argv: list[str] | None = None) -> int:
     ]
     missing = [c.file for c in CASES if not (real / c.project / c.file).is_file()]
     print(f"stand-ins for headers HIP 5.2 lacks: {STUBS} ({', '.join(_stub_names())})")
+    print(f"hipcc runs with {STUB_RELEASE}: the stand-ins declare ROCm 6.2's hipBLAS/hipBLASLt")
     for name in missing:
         print(f"missing (not fetched): {name}")
     work = Path(tempfile.mkdtemp(prefix="cuda2rocm-real-"))

@@ -115,6 +115,7 @@ def test_hip_target_renames_tokens_exactly():
     fixed = fix_source(source("x.cu", text), linter.lint_source, False, linter.syntax_error).fixed
     assert fixed == (
         "#include <hip/hip_runtime.h>\n"
+        "#include <math.h>  // cuda_runtime.h includes it; hip_runtime.h does not\n"
         "// cudaStream_t stays in this comment\n"
         '#define CHECK(x) do { if ((x) != hipSuccess) puts("cudaSuccess?"); } while (0)\n'
         "void f(hipStream_t s) { CHECK(hipStreamSynchronize(s)); }\n"

@@ -39,9 +39,11 @@ else()
   target_link_libraries(mylib PRIVATE ${GPU_LIBS})
 endif()
 """
-ANN_H = "#pragma once\nstruct AnnParams { cudaDataType_t type; };\n"
-ANN = '#include "ann.h"\ncudaDataType_t pick() { return CUDA_R_16F; }\n'
-TEST = '#include "ann.h"\ncudaDataType_t test_type() { return CUDA_R_32F; }\n'
+# CUDA data types HIP has no value of the same meaning for (vendor-blas-dnn's; CUDA_R_16F and
+# the like are hip-stream's, which maps them).
+ANN_H = "#pragma once\nstruct AnnParams { libraryPropertyType type; };\n"
+ANN = '#include "ann.h"\ncudaDataType_t pick() { return CUDA_R_8F_E4M3; }\n'
+TEST = '#include "ann.h"\ncudaDataType_t test_type() { return CUDA_R_8F_E5M2; }\n'
 KERNELS = """\
 #include <hip/hip_runtime.h>
 #if defined(MYLIB_USE_ANN) && !defined(MYLIB_NO_ANN)

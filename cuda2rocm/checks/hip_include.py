@@ -15,9 +15,11 @@ never hoisted):
 CUB headers map to hipCUB (`<hipcub/hipcub.hpp>`, HIPIFY's mapping for every `cub/` header);
 the portable branch adds `namespace cub = hipcub;` (a namespace alias may be redeclared to the
 same namespace, so two such blocks in one file are fine), the `hip` target renames `cub::` to
-`hipcub::`. Thrust needs no rewrite: rocThrust installs the same `thrust/...` headers and
-namespace. The `hip` fix rewrites the include to the HIP header from the name table (library
-headers as each library installs them: `<hipblaslt/hipblaslt.h>`, see
+`hipcub::`. Thrust mostly needs no rewrite: rocThrust installs the same `thrust/...` headers
+and namespace, except `thrust/system/cuda/` (rocThrust's `thrust/system/hip/`) and the
+`thrust::cuda::par` / `par_nosync` policies (`thrust::hip::...`; portable: the compatibility
+header's `CUDA2ROCM_THRUST_PAR`). The `hip` fix rewrites the include to the HIP header from
+the name table (library headers as each library installs them: `<hipblaslt/hipblaslt.h>`, see
 data/cuda_names_overrides.tsv). Headers with no HIP counterpart (WMMA's mma.h, libcu++
 `cuda/...`, CUTLASS/CuTe, cuda_pipeline.h) are errors with no fix.
 
@@ -32,8 +34,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from cuda2rocm import names
-from cuda2rocm.compat_header import HIP_CONDITION, RUNTIME
-from cuda2rocm.frontends.cpp import CppRule, Include, ancestors
+from cuda2rocm.compat_header import HIP_CONDITION, RUNTIME, THRUST_POLICIES
+from cuda2rocm.frontends.cpp import CppRule, Include, ancestors, nodes_of_type
 from cuda2rocm.model import Edit, Severity
 
 #: Not in the name table: headers of CUDA-only APIs (HIP kernel language docs; HIPIFY has no
@@ -69,6 +71,25 @@ KERNEL_LANGUAGE = frozenset(
     }
 )
 _KEYWORD_NODES = frozenset({"__forceinline__", "__noinline__"})
+#: cuBLAS headers that include cuda_bf16.h (cublas_api.h, which the others include).
+_CUBLAS_HEADERS = frozenset({"cublas_api.h", "cublas_v2.h", "cublas.h", "cublasLt.h", "cublasXt.h"})
+#: Public headers rocThrust rocm-5.3.3 has under both thrust/system/cuda/ and thrust/system/hip/.
+_ROCTHRUST_SYSTEM_HEADERS = frozenset(
+    {
+        "config.h",
+        "error.h",
+        "execution_policy.h",
+        "future.h",
+        "memory.h",
+        "memory_resource.h",
+        "pointer.h",
+        "vector.h",
+    }
+)
+#: HIP releases with a usable hip_bf16.h (5.7 on; hipBLAS's version macros come too late).
+_HIP_BF16 = "HIP_VERSION_MAJOR * 100 + HIP_VERSION_MINOR >= 507 || CUDA2ROCM_ROCM_VERSION >= 507"
+#: bf16 type spellings (data/cuda_names_overrides.tsv maps them to hip_bf16.h's types).
+_BF16_TYPES = frozenset({"__nv_bfloat16", "__nv_bfloat162", "nv_bfloat16", "nv_bfloat162"})
 #: HIP headers that declare the kernel language.
 _HIP_RUNTIME = frozenset({"hip/hip_runtime.h", "hip_runtime.h"})
 #: CUDA headers whose HIP counterpart needs hip_runtime.h included first: HIP 5.2's
@@ -100,6 +121,8 @@ class Rule(CppRule):
                 continue  # torch's (or the project's) hipify rewrites it: nothing to do
             else:
                 self._port(inc, row)
+        if not (view.torch_built or view.hipified):
+            self._thrust_policies()
         # Both hipifiers add hip_runtime.h; a run-time compiler's driver supplies its own
         # prelude (hiprtc's builtin header; a JIT that writes the string to a file adds the
         # include it needs); a header whose every includer brought the runtime in first sees
@@ -157,11 +180,66 @@ class Rule(CppRule):
                     (inc.start, inc.end),
                     f"rocThrust spells <{name}> as <{hip}> (and thrust::cuda as thrust::hip); "
                     "this file is not built by torch's cpp_extension, which would rename both",
+                    self._thrust_header_fix(inc, hip),
                     severity=Severity.WARNING,
                     data={"cuda_name": name},
                 )
             return True
         return name.startswith("thrust/")
+
+    def _thrust_header_fix(self, inc: Include, hip: str):
+        """rocThrust's own header, where rocThrust rocm-5.3.3 has the same file under
+        thrust/system/hip/ (its public headers; `detail/` and `experimental/` differ)."""
+        if hip.rsplit("/", 1)[-1] not in _ROCTHRUST_SYSTEM_HEADERS or hip.count("/") != 3:
+            return None
+        directive = self.view.source.text[inc.start : inc.end]
+        if self.ctx.target == "hip":
+            path = inc.node.child_by_field_name("path")
+            return self.fix(self.replace(path, f"<{hip}>"), description=f"include <{hip}>")
+        block = f"#if {HIP_CONDITION}\n#include <{hip}>\n#else\n{directive}\n#endif"
+        return self.fix(
+            Edit(inc.start, inc.end, block, directive),
+            description=f"include <{hip}> for hipcc, in place",
+        )
+
+    def _thrust_policies(self) -> None:
+        """`thrust::cuda::par` / `par_nosync`: rocThrust spells them `thrust::hip::par`
+        (rocThrust rocm-5.3.3 thrust/system/hip/detail/par.h: `namespace hip { using
+        thrust::hip_rocprim::par; ... }`) and has no `thrust::cuda` namespace under hipcc.
+        The hip target renames the namespace; the portable one writes the compatibility
+        header's `CUDA2ROCM_THRUST_PAR`, which is `thrust::cuda::par` under nvcc."""
+        view = self.view
+        for node in nodes_of_type(view.tree.root_node, "qualified_identifier"):
+            if node.parent is not None and node.parent.type == "qualified_identifier":
+                continue
+            text = view.text(node)
+            spelled = "".join(text.split()).lstrip(":")
+            if spelled not in THRUST_POLICIES:
+                continue
+            policy = THRUST_POLICIES[spelled]
+            if self.ctx.target == "hip":
+                new = text.replace("cuda", "hip", 1)
+                fix = self.fix(self.replace(node, new), description=f"use {new.lstrip(':')}")
+            else:
+                compat = view.compat_include_edit(self.ctx)
+                refused = compat is None and not view.includes_header(self.ctx.compat_header)
+                fix = (
+                    None
+                    if refused
+                    else self.fix(
+                        self.replace(node, policy),
+                        compat,
+                        description=f"use {policy} from {self.ctx.compat_header}",
+                    )
+                )
+            self.report(
+                node,
+                f"rocThrust has no `{spelled}`: it spells it "
+                f"`{spelled.replace('cuda', 'hip', 1)}` (this file is not built by torch's "
+                "cpp_extension, which would rename it)",
+                fix,
+                data={"cuda_name": spelled},
+            )
 
     def _removed_from_torch(self, inc) -> bool:
         """THC and other headers current torch no longer ships (torch 2.13's include tree has
@@ -197,10 +275,13 @@ class Rule(CppRule):
         text = self.view.source.text
         directive = text[inc.start : inc.end]
         fix = None
+        extra = self._brought_along(inc)
         if self.ctx.target == "hip":
             path = inc.node.child_by_field_name("path")
             spelled = f"<{row.hip}>" if inc.system else f'"{row.hip}"'
             edits = [self.replace(path, spelled)]
+            if extra:
+                edits.append(Edit(inc.end, inc.end, extra, ""))
             if row.library == "cub":
                 edits += self._cub_renames()
             fix = self.fix(*edits, description=f"include <{row.hip}>")
@@ -208,7 +289,10 @@ class Rule(CppRule):
             fix = self._compat_fix(inc, directive)
         else:
             alias = "\nnamespace cub = hipcub;" if row.library == "cub" else ""
-            block = f"#if {HIP_CONDITION}\n#include <{row.hip}>{alias}\n#else\n{directive}\n#endif"
+            block = (
+                f"#if {HIP_CONDITION}\n#include <{row.hip}>{alias}{extra}\n#else\n{directive}"
+                "\n#endif"
+            )
             fix = self.fix(
                 Edit(inc.start, inc.end, block, directive),
                 description=f"include <{row.hip}> for hipcc, in place",
@@ -227,6 +311,35 @@ class Rule(CppRule):
             severity=Severity.WARNING,
             data={"cuda_name": inc.name},
         )
+
+    def _brought_along(self, inc: Include) -> str:
+        """Includes the CUDA header brings in that its HIP counterpart does not, which the file
+        relies on ("" when none): text to append after the HIP include.
+
+        - `cuda_runtime.h` includes `<math.h>` (crt/common_functions.h -> math_functions.h);
+          HIP-Clang's runtime wrapper includes only `<cmath>`, so host code calling `isfinite`
+          unqualified fails ("no matching function for call to 'isfinite'": only HIP's
+          `__device__` overloads are global). The compatibility header adds it for the portable
+          target; the hip target's hip_runtime.h gets it here.
+        - cuBLAS's `cublas_api.h` includes `<cuda_bf16.h>`; hipBLAS's header includes only the
+          older `hip_bfloat16.h`. A file that spells a bf16 type gets `<hip/hip_bf16.h>` where
+          HIP has a usable one: HIP 5.7 and later (ROCm/HIP rocm-5.6.0's hip_bf16.h includes an
+          amd_hip_bf16.h ROCm/clr rocm-5.6.0 lacks; rocm-5.7.0 defines `__hip_bfloat16` and its
+          intrinsics), or where the build names such a release (CUDA2ROCM_ROCM_VERSION). HIP
+          5.2 has none, and the file may use bf16 only under its own `#ifdef`.
+        """
+        if inc.name == "cuda_runtime.h" and self.ctx.target == "hip":
+            return "\n#include <math.h>  // cuda_runtime.h includes it; hip_runtime.h does not"
+        if inc.name in _CUBLAS_HEADERS and self._spells_bf16():
+            return (
+                f"\n#if {_HIP_BF16}  // cuBLAS's header brings cuda_bf16.h"
+                "\n#include <hip/hip_bf16.h>\n#endif"
+            )
+        return ""
+
+    def _spells_bf16(self) -> bool:
+        view = self.view
+        return any(view.text(n) in _BF16_TYPES for n in view.identifiers)
 
     def _compat_fix(self, inc: Include, directive: str):
         """The runtime's include becomes the compatibility header's, where it stands."""
@@ -271,7 +384,7 @@ class Rule(CppRule):
         if self.ctx.target == "hip":
             top = [inc for inc in view.includes if inc.top_level]
             at = top[0].start if top else 0
-            edit = Edit(at, at, f"#include <{RUNTIME['hip']}>\n", "")
+            edit = Edit(at, at, f"#include <{RUNTIME['hip']}>\n#include <math.h>\n", "")
         else:
             edit = view.compat_include_edit(self.ctx)
         fix = self.fix(edit, description="include the runtime") if edit is not None else None

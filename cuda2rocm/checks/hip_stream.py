@@ -1,7 +1,9 @@
 """hip-stream: CUDA runtime and driver API names (streams, events, memory, errors, ...), and the
 cuBLAS names hipBLAS spells `hipblas*` / `HIPBLAS_*` with the same arguments (handles, status
 and operation enums, real-valued BLAS calls: the rows of data/cuda_names.tsv declared in hipBLAS
-rocm-5.2.3's hipblas.h, see tools/gen_cuda_names.py).
+rocm-5.2.3's hipblas.h, see tools/gen_cuda_names.py), and those hipBLAS / hipBLASLt spell so
+only from some ROCm release (data/blas_rocm6_names.tsv: cuBLASLt from 6.0, cublasSetMathMode
+from 6.1; the compatibility header maps them under a test of that release).
 
 The name table (HIPIFY + torch's hipify, checked against the HIP headers) says whether HIP has
 each name. Names with no HIP counterpart are errors everywhere. Supported names are reported
@@ -20,7 +22,7 @@ from cuda2rocm.frontends.cpp import CppRule, live_first
 from cuda2rocm.model import Edit, Safety, Severity
 
 #: Where a mapped name lives, when not in the HIP runtime.
-_LIBRARY = {"blas": "hipBLAS"}
+_LIBRARY = {"blas": "hipBLAS", "blaslt": "hipBLASLt"}
 
 
 class Rule(CppRule):
@@ -80,9 +82,11 @@ class Rule(CppRule):
 
     def _port(self, span, name, row, times, fix, data) -> None:
         deprecated = " (deprecated)" if row.status == "deprecated" else ""
+        since = f" (ROCm {row.since} and later)" if row.since else ""
         self.report(
             span,
-            f"`{name}` is `{row.hip}`{deprecated} in {_LIBRARY.get(row.library, 'HIP')}{times}, "
+            f"`{name}` is `{row.hip}`{deprecated} in {_LIBRARY.get(row.library, 'HIP')}{since}"
+            f"{times}, "
             "and this file is not built by "
             "torch's cpp_extension (which would hipify it): map it for hipcc",
             fix,
