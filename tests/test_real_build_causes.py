@@ -405,3 +405,21 @@ def test_hipcc_builds_tile_shuffles_of_vectors_after_the_fix(tile_shuffle, targe
 def test_nvcc_builds_tile_shuffles_after_the_portable_fix(tile_shuffle):
     result = nvcc(tile_shuffle("portable"))
     assert result.returncode == 0, result.stderr
+
+
+def test_a_comment_naming_the_block_does_not_hide_the_meta_group_fix(tmp_path, cli):
+    # "warps in a block, and" in a comment once read as a declaration of `block` ("a", then
+    # the word): the tile's parent looked like something other than the thread block.
+    (tmp_path / "k.cu").write_text(
+        "#include <cooperative_groups.h>\n"
+        "namespace cg = cooperative_groups;\n"
+        "__global__ void k(float* out) {\n"
+        "    cg::thread_block block = cg::this_thread_block();\n"
+        "    // one row per warp: there are several warps in a block, and\n"
+        "    cg::thread_block_tile<32> warp = cg::tiled_partition<32>(block);\n"
+        "    out[warp.meta_group_rank()] = warp.meta_group_size();\n"
+        "}\n"
+    )
+    assert cli("fix", "--unsafe", "--exit-zero", str(tmp_path)).returncode == 0
+    text = (tmp_path / "k.cu").read_text()
+    assert "meta_group" not in text.split("\n", 6)[6], text

@@ -26,6 +26,7 @@ import re
 
 from cuda2rocm.checks.warp_size_32 import number
 from cuda2rocm.compat_header import CG_REDUCE, HIP_CONDITION, POLYFILLS, TILE_SHFL_PREFIX
+from cuda2rocm.context.preprocessor import blank_comments
 from cuda2rocm.frontends.cpp import CppRule, Include, hip_excluded
 from cuda2rocm.model import Edit, Severity
 
@@ -286,7 +287,8 @@ class Rule(CppRule):
             return None
         view = self.view
         call = node.parent.parent  # field_expression -> call_expression
-        before = view.source.text[: call.start_byte]
+        # comments blanked: "warps in a block, and" is not a declaration of `block`
+        before = blank_comments(view.source.text[: call.start_byte])
         parents = [m[2] for m in _TILE_OF.finditer(before) if m[1] == tile]
         if not parents or not _is_thread_block(parents[-1], before):
             return None

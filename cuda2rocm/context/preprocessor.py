@@ -388,7 +388,7 @@ _INCLUDE = re.compile(r"\s*[<\"]([^>\"]+)[>\"]")
 _NAME = re.compile(r"\s*([A-Za-z_]\w*)")
 
 
-def _blank_comments(text: str) -> str:
+def blank_comments(text: str) -> str:
     """Comments become spaces (newlines kept, so lines do not move); strings stay."""
 
     def repl(m: re.Match[str]) -> str:
@@ -513,7 +513,7 @@ def scan(
     reason = ""
     if "#" not in text:
         return Scan(points, defines, state)
-    blanked = _blank_comments(text)
+    blanked = blank_comments(text)
     guard = include_guard(blanked)
     line, last = 1, 0
     for m in _DIRECTIVE.finditer(blanked):

@@ -289,7 +289,7 @@ def fallback_features(texts: Mapping[str, str]) -> frozenset[str]:
     for raw in texts.values():
         if not words.search(raw):
             continue
-        text = preprocessor._blank_comments(raw)  # `#endif // FEATURE` is no use
+        text = preprocessor.blank_comments(raw)  # `#endif // FEATURE` is no use
         allowed: list[tuple[int, int]] = []  # spans of directives where a mention is fine
         for word, rest, offset, _, other in _groups(text):
             line_end = text.find("\n", offset)
