@@ -31,6 +31,22 @@ def cli():
 
 
 @pytest.fixture
+def fixed_file(tmp_path, cli):
+    """fixed_file(name, text, target) -> the file after `fix --unsafe --target target`, alone
+    in a folder of its own."""
+
+    def _fixed(name: str, text: str, target: str) -> Path:
+        folder = tmp_path / target
+        folder.mkdir()
+        (folder / name).write_text(text)
+        done = cli("fix", "--unsafe", "--exit-zero", "--target", target, str(folder))
+        assert done.returncode == 0, done.stdout + done.stderr
+        return folder / name
+
+    return _fixed
+
+
+@pytest.fixture
 def write(tmp_path):
     """write("a/b.py", text) -> Path, creating directories."""
 
@@ -44,3 +60,49 @@ def write(tmp_path):
         return path
 
     return _write
+
+
+def write_tree(root: Path, files: dict[str, str]) -> None:
+    """Write a fixture project: relative name -> text."""
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+
+
+def lint_rules(root: Path, *rules: str):
+    """The runner's result for `root` with only `rules` selected."""
+    from cuda2rocm import runner
+    from cuda2rocm.catalogue import load_catalogue
+    from cuda2rocm.engine import Linter
+
+    specs = [r for r in load_catalogue() if r.id in rules]
+    return runner.run(Linter(specs), [root])
+
+
+def reported_and_guarded(result, root: Path) -> tuple[set, dict]:
+    """(path, line) of reported findings (component summaries left out), and of guarded ones
+    with their reasons."""
+
+    def rel(d):
+        return Path(d.path).resolve().relative_to(root.resolve()).as_posix()
+
+    reported = {
+        (rel(d), d.position.line) for d in result.diagnostics if d.rule != "cuda-only-component"
+    }
+    guarded = {(rel(d), d.position.line): d.guarded for d in result.guarded}
+    return reported, guarded
+
+
+def check_marked_lines(code: str, paths) -> None:
+    """Each line ending in `# dead` must have a guard reason at its first column, each ending
+    in `# live` none; at least one line is marked."""
+    marked = 0
+    for number, line in enumerate(code.splitlines(), 1):
+        mark = line.rsplit("#", 1)[-1].strip() if "#" in line else ""
+        if mark not in ("dead", "live"):
+            continue
+        marked += 1
+        column = len(line) - len(line.lstrip()) + 1
+        reason = paths.reason(number, column)
+        assert bool(reason) == (mark == "dead"), f"line {number}: {line.strip()!r} -> {reason!r}"
+    assert marked

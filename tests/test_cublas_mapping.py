@@ -82,16 +82,8 @@ def _cublas_include() -> list[str] | None:
 
 
 @pytest.fixture
-def fixed(tmp_path, cli):
-    def _fixed(target: str) -> Path:
-        folder = tmp_path / target
-        folder.mkdir()
-        (folder / "gemm.cu").write_text(GEMM)
-        done = cli("fix", "--unsafe", "--exit-zero", "--target", target, str(folder))
-        assert done.returncode == 0, done.stdout + done.stderr
-        return folder / "gemm.cu"
-
-    return _fixed
+def fixed(fixed_file):
+    return lambda target: fixed_file("gemm.cu", GEMM, target)
 
 
 @pytest.mark.parametrize(("cuda", "hip"), sorted(MAPPED.items()))

@@ -103,16 +103,8 @@ def test_names_hipblaslt_lacks_stay_unmapped(cuda):
 
 
 @pytest.fixture
-def fixed(tmp_path, cli):
-    def _fixed(target: str) -> Path:
-        folder = tmp_path / target
-        folder.mkdir()
-        (folder / "lt.cu").write_text(LT)
-        done = cli("fix", "--unsafe", "--exit-zero", "--target", target, str(folder))
-        assert done.returncode == 0, done.stdout + done.stderr
-        return folder / "lt.cu"
-
-    return _fixed
+def fixed(fixed_file):
+    return lambda target: fixed_file("lt.cu", LT, target)
 
 
 def _block(header: str, release: int) -> str:

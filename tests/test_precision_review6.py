@@ -9,34 +9,9 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from cuda2rocm import runner
-from cuda2rocm.catalogue import load_catalogue
-from cuda2rocm.engine import Linter
-
-
-def _write(root: Path, files: dict[str, str]) -> None:
-    for name, text in files.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(text)
-
-
-def _run(root: Path, *rules: str):
-    specs = [r for r in load_catalogue() if r.id in rules]
-    return runner.run(Linter(specs), [root])
-
-
-def _where(result, root: Path) -> tuple[set, dict]:
-    def rel(d):
-        return Path(d.path).resolve().relative_to(root.resolve()).as_posix()
-
-    reported = {
-        (rel(d), d.position.line) for d in result.diagnostics if d.rule != "cuda-only-component"
-    }
-    guarded = {(rel(d), d.position.line): d.guarded for d in result.guarded}
-    return reported, guarded
-
+from conftest import lint_rules as _run
+from conftest import reported_and_guarded as _where
+from conftest import write_tree as _write
 
 # -- 1. the run-time query itself ------------------------------------------------------------
 HOST_QUERY = """\

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import check_marked_lines
 
 from cuda2rocm import runner
 from cuda2rocm.catalogue import load_catalogue
@@ -25,16 +26,7 @@ from cuda2rocm.frontends import python_guards
 def _check(code: str, paths: Paths | None = None, env_defaults: bool = False) -> None:
     code = textwrap.dedent(code)
     paths = paths or Paths(code, env_defaults=env_defaults)
-    marked = 0
-    for number, line in enumerate(code.splitlines(), 1):
-        mark = line.rsplit("#", 1)[-1].strip() if "#" in line else ""
-        if mark not in ("dead", "live"):
-            continue
-        marked += 1
-        column = len(line) - len(line.lstrip()) + 1
-        reason = paths.reason(number, column)
-        assert bool(reason) == (mark == "dead"), f"line {number}: {line.strip()!r} -> {reason!r}"
-    assert marked
+    check_marked_lines(code, paths)
 
 
 def test_vendor_tests_and_their_branches():

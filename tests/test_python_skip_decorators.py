@@ -8,6 +8,8 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+from conftest import check_marked_lines
+
 from cuda2rocm.context.python_paths import Paths, ProjectIndex
 
 TESTS = """\
@@ -90,16 +92,7 @@ class WholeClass(unittest.TestCase):
 
 
 def _check(code: str, paths: Paths) -> None:
-    marked = 0
-    for number, line in enumerate(code.splitlines(), 1):
-        mark = line.rsplit("#", 1)[-1].strip() if "#" in line else ""
-        if mark not in ("dead", "live"):
-            continue
-        marked += 1
-        column = len(line) - len(line.lstrip()) + 1
-        reason = paths.reason(number, column)
-        assert bool(reason) == (mark == "dead"), f"line {number}: {line.strip()!r} -> {reason!r}"
-    assert marked
+    check_marked_lines(code, paths)
 
 
 def _paths(tmp_path: Path, code: str, **others: str) -> Paths:

@@ -175,29 +175,27 @@ def _bound_names(
         for node in ast.walk(tree):
             if isinstance(node, ast.NamedExpr):
                 add(node.value, [node.target])
-    found: set[str] = set()
-    if follows:
-        changed = True
-        while changed:
-            changed = False
-            for segment, identifiers, names, _ in bindings:
-                if names <= found:
-                    continue
-                if identifiers & found or any(t in segment for t in follows):
-                    found |= names
-                    changed = True
-    valued: set[str] = set()
-    if follows_values:
-        changed = True
-        while changed:
-            changed = False
-            for segment, _, names, reads in bindings:
-                if reads is None or names <= valued:
-                    continue
-                if reads & valued or any(t in segment for t in follows_values):
-                    valued |= names
-                    changed = True
+    found = _closure(bindings, follows, 1) if follows else set()
+    valued = _closure(bindings, follows_values, 3) if follows_values else set()
     return found | valued | imported
+
+
+def _closure(bindings: list, tokens, reads_at: int) -> set[str]:
+    """Names bound (to a fixpoint) by a binding whose text holds one of `tokens` or whose
+    reads (`binding[reads_at]`: every identifier, or only value reads; None: not followed)
+    include a name already found."""
+    found: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for binding in bindings:
+            segment, names, reads = binding[0], binding[2], binding[reads_at]
+            if reads is None or names <= found:
+                continue
+            if reads & found or any(t in segment for t in tokens):
+                found |= names
+                changed = True
+    return found
 
 
 def _value_names(value: ast.AST) -> set[str]:
