@@ -30,6 +30,10 @@ def _called(node: cst.BaseExpression) -> str:
 
 
 class Rule(NameAware):
+    # It reads decorators and module-level skip bindings only: names bound to `.expand(...)`
+    # values (a tensor method everywhere in model code) need not be kept by the fast pass.
+    FOLLOWS = False
+
     def __init__(self, *args) -> None:
         super().__init__(*args)
         self._bound: dict[str, str] = {}
