@@ -30,20 +30,20 @@ def cli():
     return run_cli
 
 
+def fix_alone(tmp_path: Path, target: str, name: str, text: str) -> Path:
+    """The file `name` after `fix --unsafe --target target`, alone in a folder of its own."""
+    folder = tmp_path / target
+    folder.mkdir()
+    (folder / name).write_text(text)
+    done = run_cli("fix", "--unsafe", "--exit-zero", "--target", target, str(folder))
+    assert done.returncode == 0, done.stdout + done.stderr
+    return folder / name
+
+
 @pytest.fixture
-def fixed_file(tmp_path, cli):
-    """fixed_file(name, text, target) -> the file after `fix --unsafe --target target`, alone
-    in a folder of its own."""
-
-    def _fixed(name: str, text: str, target: str) -> Path:
-        folder = tmp_path / target
-        folder.mkdir()
-        (folder / name).write_text(text)
-        done = cli("fix", "--unsafe", "--exit-zero", "--target", target, str(folder))
-        assert done.returncode == 0, done.stdout + done.stderr
-        return folder / name
-
-    return _fixed
+def fixed_file(tmp_path):
+    """fixed_file(name, text, target) -> `fix_alone` in this test's folder."""
+    return lambda name, text, target: fix_alone(tmp_path, target, name, text)
 
 
 @pytest.fixture

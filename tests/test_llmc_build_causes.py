@@ -18,7 +18,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, fix_alone
 from test_cublas_mapping import _cublas_include, _hipblas_include
 
 from cuda2rocm import compat_header
@@ -70,12 +70,7 @@ cublasStatus_t make(cublasHandle_t* h) { return cublasCreate(h); }
 
 
 def _fix(tmp_path: Path, cli, target: str, name: str, text: str) -> Path:
-    folder = tmp_path / target
-    folder.mkdir()
-    (folder / name).write_text(text)
-    done = cli("fix", "--unsafe", "--exit-zero", "--target", target, str(folder))
-    assert done.returncode == 0, done.stdout + done.stderr
-    return folder / name
+    return fix_alone(tmp_path, target, name, text)
 
 
 def _hipcc(path: Path, *flags: str) -> subprocess.CompletedProcess:
