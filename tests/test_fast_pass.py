@@ -611,6 +611,63 @@ def test_value_following_rules_follow_plain_values_only(monkeypatch, reductions)
     assert "width=TILE*n" in broad  # any identifier: TILE reads CAP
 
 
+DECORATED = """\
+import unittest
+
+import torch
+from parameterized import parameterized
+
+skip_rocm = unittest.skipIf(torch.version.hip is not None, "flaky on ROCm")
+
+
+def widen(x):
+    y = x.expand(4, 4)
+    return y
+
+
+class Cases(unittest.TestCase):
+    @skip_rocm
+    @parameterized.expand([(1,), (2,)])
+    def test_sizes(self, n):
+        z = torch.ones(n).expand(2, n)
+        self.assertEqual(z.shape[0], 2)
+
+    def test_plain(self):
+        w = torch.ones(3).expand(2, 3)
+        self.assertEqual(w.shape[1], 3)
+
+
+def factory():
+    class Inner(unittest.TestCase):
+        @unittest.skipIf(torch.version.hip, "no ROCm")
+        @parameterized.expand([(3,)])
+        def test_inner(self, n):
+            self.assertTrue(n)
+
+    return Inner
+"""
+
+
+def test_decorator_only_tokens_keep_decorated_bodies_only(monkeypatch, reductions):
+    """rocm-skip-above-expand reports decorators: a body that calls a tensor's `.expand`
+    is blanked, a body holding an `expand` decorator (a class made in a function) is kept."""
+    source = SourceFile("test_cases.py", "python", DECORATED)
+    spec = next(r for r in LINTABLE if r.id == "rocm-skip-above-expand")
+    for linter in (Linter(LINTABLE), Linter([spec])):
+        full, fast = _both(monkeypatch, lambda linter=linter: linter.lint_source(source))
+        assert _json(fast) == _json(full)
+    found = {d.position.line for d in Linter([spec]).lint_source(source)}
+    assert found == {15, 28}  # the skips
+    tree = ast.parse(DECORATED)
+    kept = python_fast.reduce(DECORATED, tree, (), (), decorator_tokens=spec.tokens)
+    kept = kept.replace(" ", "")
+    assert "y=x.expand(4,4)" not in kept and "w=torch.ones(3)" not in kept
+    assert "z=torch.ones(n)" not in kept  # a decorated method's own body goes too
+    assert "@parameterized.expand([(3,)])" in kept and "classInner(" in kept
+    as_token = python_fast.reduce(DECORATED, tree, spec.tokens, ()).replace(" ", "")
+    assert "y=x.expand(4,4)" in as_token  # an ordinary token keeps every body spelling it
+
+
 @pytest.mark.parametrize(
     "text",
     [

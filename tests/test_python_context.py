@@ -571,3 +571,78 @@ def test_shared_segment_matches_the_standard_library(text):
     assert nodes
     for node in nodes:
         assert shared.segment(node) == ast.get_source_segment(text, node)
+
+
+WANTED = """\
+import unittest
+
+import torch
+
+IS_ROCM = torch.version.hip is not None
+skip_rocm = unittest.skipIf(IS_ROCM, "not on ROCm")
+
+
+def on_rocm():
+    return torch.version.hip is not None
+
+
+def cuda_setup():
+    torch.backends.cuda.matmul.allow_tf32 = True
+    nested_helper()
+
+
+def nested_helper():
+    torch.backends.cudnn.allow_tf32 = True
+
+
+def main():
+    if not IS_ROCM:
+        cuda_setup()
+    if on_rocm():
+        return 1
+    torch.backends.cudnn.benchmark = True
+    return 0
+
+
+class Cases(unittest.TestCase):
+    def _vendor(self):
+        return torch.version.hip is not None
+
+    def _reference(self):
+        torch.backends.cuda.matmul.allow_tf32 = False
+
+    @skip_rocm
+    def test_cuda_only(self):
+        self._reference()
+
+    def test_both(self):
+        if self._vendor():
+            return
+        torch.backends.cudnn.deterministic = True
+
+    @unittest.skipIf(on_rocm(), "CUDA")
+    def test_skipped(self):
+        x = torch.ones(2)
+        return x
+"""
+
+
+def test_asking_about_some_lines_answers_as_the_whole_file_does():
+    """The guard walks only the functions holding the lines it is asked about (and the
+    functions whose callers decide them): each line's answer equals the whole-file pass's."""
+    index = ProjectIndex({}, frozenset(), frozenset())
+    whole = Paths(WANTED, "t.py", index)
+    count = len(WANTED.splitlines())
+    dead = 0
+    for line in range(1, count + 1):
+        text = WANTED.splitlines()[line - 1]
+        column = len(text) - len(text.lstrip()) + 1
+        alone = Paths(WANTED, "t.py", index, lines={line})
+        assert alone.reason(line, column) == whole.reason(line, column), line
+        dead += bool(whole.reason(line, column))
+    assert dead >= 8  # the fixture exercises the guard (helpers, callers, skips, returns)
+    # Called only where ROCm never runs: the answer for a line of nested_helper needs
+    # cuda_setup's call site, inside main.
+    assert "called only where ROCm never runs" in Paths(
+        WANTED, "t.py", index, lines={19}
+    ).reason(19, 5)

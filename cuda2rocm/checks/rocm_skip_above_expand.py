@@ -31,8 +31,10 @@ def _called(node: cst.BaseExpression) -> str:
 
 class Rule(NameAware):
     # It reads decorators and module-level skip bindings only: names bound to `.expand(...)`
-    # values (a tensor method everywhere in model code) need not be kept by the fast pass.
+    # values, and bodies calling a tensor's `.expand(...)` (everywhere in model code), need
+    # not be kept by the fast pass.
     FOLLOWS = False
+    DECORATORS_ONLY = True
 
     def __init__(self, *args) -> None:
         super().__init__(*args)

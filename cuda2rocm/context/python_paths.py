@@ -152,14 +152,54 @@ class ClassInfo:
     bases: tuple
 
     def method(self, name: str):
-        """The method's known result, from this class or the first base that has it."""
+        """The method's known result, from this class or the first base that has it (None
+        when no class defines it; UNKNOWN when the one that does has no known result)."""
         if name in self.methods:
-            return self.methods[name]
+            return _resolved(self.methods[name])
         for base in self.bases:
             found = base.method(name)
             if found is not None:
                 return found
         return None
+
+
+class _LazyHelper:
+    """A function's `Helper`, worked out the first time something calls it: most functions
+    are never called in a test, and working out each one's result walked every body again.
+    It sees the names (and the class's methods) as they were where the function was
+    defined."""
+
+    __slots__ = ("classes", "env", "node", "owner", "result")
+
+    def __init__(self, owner: _Pass, node: ast.AST, env: Env, classes: list) -> None:
+        self.owner, self.node, self.env, self.classes = owner, node, env, classes
+        self.result: object = None
+
+    def get(self):
+        """The `Helper`, or UNKNOWN (also while it is being worked out: recursion)."""
+        if self.result is None:
+            self.result = UNKNOWN
+            found = self.owner.helper(self.node, self.env, self.classes)
+            self.result = found if found is not None else UNKNOWN
+            self.owner = self.env = self.classes = None  # the result is all that is needed
+        return self.result
+
+
+def _resolved(value):
+    """`value`, a lazy helper replaced by what it gives."""
+    return value.get() if isinstance(value, _LazyHelper) else value
+
+
+def _concrete(value):
+    """`value` with every lazy helper worked out, in classes too (the index keeps it)."""
+    value = _resolved(value)
+    if isinstance(value, ClassInfo):
+        methods = {k: _concrete(m) for k, m in value.methods.items()}
+        return ClassInfo(
+            {k: m for k, m in methods.items() if isinstance(m, Helper)},
+            tuple(_concrete(b) for b in value.bases),
+        )
+    return value
 
 
 @dataclass(frozen=True)
@@ -205,8 +245,12 @@ class _Pass:
         path: Path | None,
         env_defaults: bool = False,
         shared: _Shared | None = None,
+        wanted: frozenset[int] | None = None,
     ) -> None:
         self.text, self.vendor, self.index, self.path = text, vendor, index, path
+        #: The lines whose deadness is asked (None: all): a function holding none of them
+        #: is not walked (what its body knows stays inside it).
+        self.wanted = wanted
         self.env_defaults = env_defaults
         #: A build script run for one vendor's build (`Paths(build_file=True)`).
         self.build_file = False
@@ -235,7 +279,8 @@ class _Pass:
             env[name] = UNKNOWN
         while self.deferred:
             node, outer, classes = self.deferred.pop(0)
-            self.function(node, outer, classes)
+            if self.wanted is None or _holds_line(node, self.wanted):
+                self.function(node, outer, classes)
         return env
 
     # -- statements ----------------------------------------------------------------------
@@ -297,9 +342,8 @@ class _Pass:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             env[stmt.name] = UNKNOWN
             self.deferred.append((stmt, env, self.classes))
-            helper = self.helper(stmt, env)
-            if helper is not None:
-                env[stmt.name] = helper
+            if all(_harmless_decorator(d) for d in stmt.decorator_list):
+                env[stmt.name] = _LazyHelper(self, stmt, dict(env), self.classes)
             return None
         if isinstance(stmt, ast.ClassDef):
             self.class_(stmt, env)
@@ -405,9 +449,12 @@ class _Pass:
         for child in stmt.body:
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self.deferred.append((child, env, self.classes))
-                helper = self.helper(child, env)
-                if helper is not None:
-                    info.methods[child.name] = helper
+                if all(_harmless_decorator(d) for d in child.decorator_list):
+                    # It sees the methods defined above it (`ClassInfo` as it is now).
+                    now = [*saved, ClassInfo(dict(info.methods), info.bases)]
+                    info.methods[child.name] = _LazyHelper(self, child, dict(env), now)
+                else:
+                    info.methods.pop(child.name, None)
             elif isinstance(child, ast.ClassDef):
                 self.class_(child, inner)
             else:
@@ -467,17 +514,15 @@ class _Pass:
                 return True
         return False
 
-    def helper(self, node: ast.AST, env: Env) -> Helper | None:
+    def helper(self, node: ast.AST, env: Env, classes: list) -> Helper | None:
         """The function's result when called without arguments, if every live `return`
         gives one known value and the body cannot fall off its end."""
-        if any(not _harmless_decorator(d) for d in node.decorator_list):
-            return None
         local = self.shared.locals_of(node)
         sub = _Pass(
             self.tree, self.text, self.vendor, self.index, self.path, self.env_defaults, self.shared
         )
         sub.build_file = self.build_file
-        sub.module_env, sub.deferred, sub.classes = self.module_env, [], self.classes
+        sub.module_env, sub.deferred, sub.classes = self.module_env, [], classes
         sub.returns = []
         inner = {k: v for k, v in env.items() if k not in local}
         for name in self.globals_declared:
@@ -586,7 +631,7 @@ class _Pass:
         if isinstance(node, ast.Name):
             if node.id in self.globals_declared:  # rebound from some function: any value
                 return UNKNOWN
-            found = env.get(node.id, UNKNOWN)
+            found = _resolved(env.get(node.id, UNKNOWN))
             if found == UNKNOWN and self.env_defaults and ROCM_BUILD_NAME.match(node.id):
                 return Value.of(self.vendor == ROCM)  # build files: see the module docstring
             return found
@@ -743,12 +788,16 @@ class _Shared:
 
     def __init__(self, tree: ast.Module, text: str) -> None:
         self.text = text
-        self.globals_declared = {
-            n
-            for node in ast.walk(tree)
-            if isinstance(node, (ast.Global, ast.Nonlocal))
-            for n in node.names
-        }
+        self.globals_declared = (
+            {
+                n
+                for node in ast.walk(tree)
+                if isinstance(node, (ast.Global, ast.Nonlocal))
+                for n in node.names
+            }
+            if "global" in text or "nonlocal" in text
+            else set()
+        )
         self._bound: dict[int, tuple[ast.AST, set[str]]] = {}
         self._locals: dict[int, tuple[ast.AST, set[str]]] = {}
         self._lines: list[str] | None = None
@@ -818,8 +867,12 @@ def _is_env_get(p: _Pass, func: ast.AST, env: Env) -> bool:
 
 
 def _join(env: Env, left: Env, right: Env) -> None:
-    for name in set(left) | set(right):
+    for name in left.keys() | right.keys():
         a, b = left.get(name, UNKNOWN), right.get(name, UNKNOWN)
+        if a is b:
+            env[name] = a
+            continue
+        a, b = _resolved(a), _resolved(b)
         env[name] = a if a == b else UNKNOWN
         if a != b and isinstance(a, Value) and isinstance(b, Value) and a.lacks & b.lacks:
             env[name] = Value(lacks=a.lacks & b.lacks)
@@ -1021,14 +1074,15 @@ class ProjectIndex:
             text, tree, shared = found
             recorder = None if index is None else _Lookups(index)
             try:
-                p = _Pass(tree, text, vendor, recorder, resolved, build_files, shared)
+                p = _Pass(tree, text, vendor, recorder, resolved, build_files, shared, frozenset())
                 p.build_file = build_files
                 env = p.run()
             except (RecursionError, ValueError, TypeError, AttributeError):
                 env = {}  # a pathological file: left out of the index
+            concrete = {k: _concrete(v) for k, v in env.items()}
             exported = {
                 k: v
-                for k, v in env.items()
+                for k, v in concrete.items()
                 if (isinstance(v, Value) and v.known) or isinstance(v, (Helper, ClassInfo))
             }
             return (tuple(recorder.seen) if recorder is not None else (), exported)
@@ -1159,7 +1213,10 @@ class Paths:
         tree: ast.Module | None = None,
         env_defaults: bool = False,
         build_file: bool = False,
+        lines: Iterable[int] | None = None,
     ) -> None:
+        """`lines`: the only lines `reason` will be asked about (None: any), so functions
+        holding none of them need not be walked."""
         self.text = text
         tree = tree if tree is not None else _parse(text)
         self.rocm: list[Region] = []
@@ -1169,14 +1226,16 @@ class Paths:
             return
         where = Path(path) if path is not None else None
         shared = _Shared(tree, text)
+        calls = _Calls.of(tree, index)
+        wanted = None if lines is None else _wanted(frozenset(lines), calls)
         for vendor, sink in ((ROCM, self.rocm), (CUDA, self.cuda)):
-            p = _Pass(tree, text, vendor, index, where, env_defaults, shared)
+            p = _Pass(tree, text, vendor, index, where, env_defaults, shared, wanted)
             p.build_file = build_file or env_defaults
             self.envs[vendor] = p.run()
             sink.extend(r for r in p.dead if r.reason != "plain")
         self._lines = text.splitlines()
-        if self.rocm:
-            _called_only_where_dead(tree, self, index)
+        if self.rocm and calls is not None:
+            _called_only_where_dead(calls, self)
         if where is not None and where.name == "setup.py":
             _never_called(tree, self, index)
 
@@ -1208,7 +1267,77 @@ class Paths:
         return min(hits, key=lambda r: r.start).reason if hits else ""
 
 
-def _called_only_where_dead(tree: ast.Module, paths: Paths, index: ProjectIndex | None) -> None:
+@dataclass
+class _Calls:
+    """The functions `_called_only_where_dead` may find dead, and every use of each."""
+
+    candidates: dict[str, ast.AST]
+    uses: dict[str, list[ast.AST]]
+    called: set[int]
+
+    @classmethod
+    def of(cls, tree: ast.Module, index: ProjectIndex | None) -> _Calls | None:
+        """None when no function can be (the whole run is not known, or none qualifies)."""
+        if index is None or index.foreign is None:
+            return None
+        functions: dict[str, ast.AST] = {}
+        bound: dict[str, int] = {}
+        for stmt in tree.body:
+            for name in _bound_names([stmt]):
+                bound[name] = bound.get(name, 0) + 1
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and not (
+                stmt.decorator_list
+            ):
+                functions[stmt.name] = stmt
+        candidates = {
+            n: f for n, f in functions.items() if bound.get(n) == 1 and n not in index.foreign
+        }
+        methods = _self_called_methods(tree, index.foreign, set(bound))
+        candidates.update(methods)
+        if not candidates:
+            return None
+        uses: dict[str, list[ast.AST]] = {n: [] for n in candidates}
+        called: set[int] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Attribute)):
+                func = node.func
+                if isinstance(func, ast.Name) or (
+                    isinstance(func.value, ast.Name) and func.value.id in ("self", "cls")
+                ):
+                    called.add(id(func))
+            if isinstance(node, ast.Name) and node.id in uses:
+                uses[node.id].append(node)
+            elif isinstance(node, ast.Attribute) and node.attr in methods:
+                uses[node.attr].append(node)
+            elif isinstance(node, ast.Constant) and node.value in methods:
+                uses[node.value].append(node)  # getattr(self, "name"): not a direct call
+        return cls(candidates, uses, called)
+
+
+def _holds_line(node: ast.AST, lines: frozenset[int]) -> bool:
+    """Whether a function or class (its decorators included) spans one of `lines`."""
+    first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", ()))])
+    return any(first <= line <= node.end_lineno for line in lines)
+
+
+def _wanted(lines: frozenset[int], calls: _Calls | None) -> frozenset[int]:
+    """`lines`, and the lines of every use of a function that holds a wanted line (to a
+    fixpoint): whether such a function is dead depends on whether its uses are."""
+    if calls is None:
+        return lines
+    pending = dict(calls.candidates)
+    changed = True
+    while changed:
+        changed = False
+        for name, function in list(pending.items()):
+            if _holds_line(function, lines):
+                lines = lines | {u.lineno for u in calls.uses[name]}
+                del pending[name]
+                changed = True
+    return lines
+
+
+def _called_only_where_dead(calls: _Calls, paths: Paths) -> None:
     """Module-level functions every use of which is a call ROCm never runs (flash-attention's
     `check_if_cuda_home_none` is called only under `if not IS_ROCM:`): their bodies are dead on
     ROCm too. Only when the whole run is known (`index.foreign`): a function whose name another
@@ -1216,37 +1345,7 @@ def _called_only_where_dead(tree: ast.Module, paths: Paths, index: ProjectIndex 
     one that is decorated, bound twice, never used, or used other than by a direct call
     (passed as a value, `getattr`). Followed to a fixpoint: a helper called only from such a
     function is dead too."""
-    if index is None or index.foreign is None:
-        return
-    functions: dict[str, ast.AST] = {}
-    bound: dict[str, int] = {}
-    for stmt in tree.body:
-        for name in _bound_names([stmt]):
-            bound[name] = bound.get(name, 0) + 1
-        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and not stmt.decorator_list:
-            functions[stmt.name] = stmt
-    candidates = {
-        n: f for n, f in functions.items() if bound.get(n) == 1 and n not in index.foreign
-    }
-    methods = _self_called_methods(tree, index.foreign, set(bound))
-    candidates.update(methods)
-    if not candidates:
-        return
-    uses: dict[str, list[ast.AST]] = {n: [] for n in candidates}
-    called: set[int] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Attribute)):
-            func = node.func
-            if isinstance(func, ast.Name) or (
-                isinstance(func.value, ast.Name) and func.value.id in ("self", "cls")
-            ):
-                called.add(id(func))
-        if isinstance(node, ast.Name) and node.id in uses:
-            uses[node.id].append(node)
-        elif isinstance(node, ast.Attribute) and node.attr in methods:
-            uses[node.attr].append(node)
-        elif isinstance(node, ast.Constant) and node.value in methods:
-            uses[node.value].append(node)  # getattr(self, "name"): not a direct call
+    candidates, uses, called = dict(calls.candidates), calls.uses, calls.called
     changed = True
     while changed:
         changed = False
@@ -1349,7 +1448,8 @@ def guard(diagnostics: list, text: str, path: str, index: ProjectIndex | None = 
     """`diagnostics` with `guarded` set on those ROCm provably never runs."""
     if not diagnostics or not (might_branch(text) or _imports_flag(text, index)):
         return diagnostics
-    paths = Paths(text, path, index, build_file=is_build_script(text))
+    lines = {d.position.line for d in diagnostics}
+    paths = Paths(text, path, index, build_file=is_build_script(text), lines=lines)
     out = []
     for d in diagnostics:
         if not d.guarded and d.rule not in ("internal-error", "read-error"):

@@ -487,7 +487,11 @@ class PythonRule(cst.BatchableCSTVisitor):
     #: about other functions of the file (their bodies), so the file is not reduced while it
     #: runs. READS_CALLERS: the rule asks where the functions holding its findings are called
     #: from, so every place that names such a function is kept (to a fixpoint).
+    #: DECORATORS_ONLY: the rule's findings are decorators that spell one of its tokens (and
+    #: it reads module-level statements, never blanked), so its tokens keep only the bodies
+    #: that hold such a decorator (`@parameterized.expand`, not a tensor's `.expand(...)`).
     FOLLOWS: ClassVar[bool | str] = True
+    DECORATORS_ONLY: ClassVar[bool] = False
     WHOLE_BODIES: ClassVar[bool] = False
     WHOLE_FILE: ClassVar[bool] = False
     READS_CALLERS: ClassVar[bool] = False
@@ -748,14 +752,16 @@ def run_rules(
         and len(source.text) >= python_fast.MIN_BYTES
         and not any(cls.WHOLE_FILE for _, cls in rules)
     ):
+        anywhere = [(s, cls) for s, cls in rules if not cls.DECORATORS_ONLY]
         reduced = python_fast.reduce(
             source.text,
             tree,
-            {t for s, _ in rules for t in s.tokens},
-            {t for s, cls in rules if cls.FOLLOWS is True for t in s.tokens},
+            {t for s, _ in anywhere for t in s.tokens},
+            {t for s, cls in anywhere if cls.FOLLOWS is True for t in s.tokens},
             statements=not any(cls.WHOLE_BODIES for _, cls in rules),
             callers=any(cls.READS_CALLERS for _, cls in rules),
-            follows_values={t for s, cls in rules if cls.FOLLOWS == "values" for t in s.tokens},
+            follows_values={t for s, cls in anywhere if cls.FOLLOWS == "values" for t in s.tokens},
+            decorator_tokens={t for s, cls in rules if cls.DECORATORS_ONLY for t in s.tokens},
         )
     wrapper = parse(source, reduced)
     sink: list[Diagnostic] = []

@@ -67,6 +67,7 @@ def reduce(
     statements: bool = True,
     callers: bool = False,
     follows_values: Iterable[str] = (),
+    decorator_tokens: Iterable[str] = (),
 ) -> str | None:
     """`text` with the bodies no rule needs blanked, or None when nothing would be blanked.
     `follows`: the tokens of the rules that follow names bound to what holds them (all of
@@ -75,7 +76,8 @@ def reduce(
     (`_reduce_body`); False keeps those bodies whole. `callers`: a rule asks where the
     functions holding a hit are called from, so a function's name hits where a function
     holding a hit is named (to a fixpoint: callers of callers). `follows_values`: tokens of
-    rules that follow names only through plain values (`_bound_names`)."""
+    rules that follow names only through plain values (`_bound_names`). `decorator_tokens`:
+    tokens of rules whose findings are decorators spelling them (`_decorator_hits`)."""
     offsets = _Offsets(text)
     tokens = set(tokens)
     follows = tokens if follows is None else set(follows)
@@ -84,14 +86,13 @@ def reduce(
         if _has_tokens(text, tokens)
         else set()
     )
-    if not words:
-        return None
+    decorated = _decorator_hits(text, tree, offsets, set(decorator_tokens))
     names = (words - tokens) | _vendor_flags(text, tree, offsets)
     alternatives = [re.escape(t) for t in sorted(tokens, key=len, reverse=True)]
     if names:
         alternatives.append(r"\b(?:" + "|".join(map(re.escape, sorted(names))) + r")\b")
-    pattern = re.compile("|".join(alternatives))
-    hits = sorted([m.start() for m in pattern.finditer(text)] + _context_hits(offsets))
+    found = [m.start() for m in re.finditer("|".join(alternatives), text)] if alternatives else []
+    hits = sorted(found + decorated + _context_hits(offsets))
     if callers:
         hits = _caller_hits(tree, offsets, hits)
     spans: list[tuple[int, int]] = []
@@ -196,6 +197,19 @@ def _closure(bindings: list, tokens, reads_at: int) -> set[str]:
                 found |= names
                 changed = True
     return found
+
+
+def _decorator_hits(text: str, tree: ast.Module, offsets: _Offsets, tokens: set[str]) -> list[int]:
+    """Where each decorator that spells one of `tokens` starts: a rule whose findings are
+    such decorators needs the bodies holding them, not those that merely spell the token."""
+    if not tokens or "@" not in text or not _has_tokens(text, tokens):
+        return []
+    hits = []
+    for node in statements(tree.body):
+        for decorator in getattr(node, "decorator_list", ()):
+            if _has_tokens(_segment(text, offsets, decorator), tokens):
+                hits.append(offsets.start(decorator))
+    return hits
 
 
 def _value_names(value: ast.AST) -> set[str]:
