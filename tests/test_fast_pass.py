@@ -668,6 +668,20 @@ def test_decorator_only_tokens_keep_decorated_bodies_only(monkeypatch, reduction
     assert "y=x.expand(4,4)" in as_token  # an ordinary token keeps every body spelling it
 
 
+def test_a_decorator_only_rule_with_no_such_decorator_parses_nothing(monkeypatch):
+    """A file that spells `expand` only in tensor calls gives rocm-skip-above-expand nothing
+    to find: with no other rule on it, LibCST never parses it (and both paths agree)."""
+    text = "import torch\n\n\ndef widen(x):\n    return x.expand(4, 4)\n"
+    source = SourceFile("widen.py", "python", text)
+    spec = next(r for r in LINTABLE if r.id == "rocm-skip-above-expand")
+    parsed = []
+    original = python.parse
+    monkeypatch.setattr(python, "parse", lambda *a: parsed.append(a) or original(*a))
+    full, fast = _both(monkeypatch, lambda: Linter([spec]).lint_source(source))
+    assert _json(full) == _json(fast) == []
+    assert len(parsed) == 1  # the full path only
+
+
 @pytest.mark.parametrize(
     "text",
     [

@@ -745,6 +745,16 @@ def run_rules(
     """
     rules = list(rules)
     tree = python_fast.parse_ast(source.text)
+    if FAST_PASS and tree is not None:
+        # A rule whose findings are decorators spelling its tokens has nothing to find where
+        # no decorator spells one (`.expand(...)` on tensors only): no parse for it alone.
+        rules = [
+            (spec, cls)
+            for spec, cls in rules
+            if not cls.DECORATORS_ONLY or python_fast.decorator_hits(source.text, tree, spec.tokens)
+        ]
+        if not rules:
+            return [], []
     reduced = None
     if (
         FAST_PASS

@@ -77,7 +77,7 @@ def reduce(
     functions holding a hit are called from, so a function's name hits where a function
     holding a hit is named (to a fixpoint: callers of callers). `follows_values`: tokens of
     rules that follow names only through plain values (`_bound_names`). `decorator_tokens`:
-    tokens of rules whose findings are decorators spelling them (`_decorator_hits`)."""
+    tokens of rules whose findings are decorators spelling them (`decorator_hits`)."""
     offsets = _Offsets(text)
     tokens = set(tokens)
     follows = tokens if follows is None else set(follows)
@@ -86,7 +86,7 @@ def reduce(
         if _has_tokens(text, tokens)
         else set()
     )
-    decorated = _decorator_hits(text, tree, offsets, set(decorator_tokens))
+    decorated = decorator_hits(text, tree, decorator_tokens, offsets)
     names = (words - tokens) | _vendor_flags(text, tree, offsets)
     alternatives = [re.escape(t) for t in sorted(tokens, key=len, reverse=True)]
     if names:
@@ -199,11 +199,15 @@ def _closure(bindings: list, tokens, reads_at: int) -> set[str]:
     return found
 
 
-def _decorator_hits(text: str, tree: ast.Module, offsets: _Offsets, tokens: set[str]) -> list[int]:
+def decorator_hits(
+    text: str, tree: ast.Module, tokens: Iterable[str], offsets: _Offsets | None = None
+) -> list[int]:
     """Where each decorator that spells one of `tokens` starts: a rule whose findings are
     such decorators needs the bodies holding them, not those that merely spell the token."""
+    tokens = set(tokens)
     if not tokens or "@" not in text or not _has_tokens(text, tokens):
         return []
+    offsets = offsets or _Offsets(text)
     hits = []
     for node in statements(tree.body):
         for decorator in getattr(node, "decorator_list", ()):
