@@ -668,6 +668,47 @@ def test_decorator_only_tokens_keep_decorated_bodies_only(monkeypatch, reduction
     assert "y=x.expand(4,4)" in as_token  # an ordinary token keeps every body spelling it
 
 
+MULTI_LINE_DECORATORS = """\
+class Cases:
+    @(
+        parameterized
+        .expand
+    )([(1,)])
+    def test_a(self, n):
+        pass
+
+    @parameterized.expand(
+        [(2,)],
+        name_func=lambda f, n, p: "x",
+    )
+    async def test_b(self, n):
+        pass
+
+
+@parameterized \\
+    .expand([(3,)])
+def test_c(n):
+    return n.expand(1)
+"""
+
+
+@pytest.mark.parametrize(
+    "text",
+    [DECORATED, MULTI_LINE_DECORATORS, "x = a\n@b.expand\ndef f(): pass\n"]
+    + [p.values[1].code for p in _examples()],
+)
+def test_the_text_check_is_a_superset_of_the_decorator_check(text):
+    """`may_decorate` (text only) says yes wherever `decorator_hits` (the parsed tree) finds
+    a decorator spelling the token: a rule it leaves out has nothing to find."""
+    tree = python_fast.parse_ast(text)
+    if tree is None:
+        return
+    for token in ("expand", "parameterized", "skip"):
+        if python_fast.decorator_hits(text, tree, [token]):
+            assert python_fast.may_decorate(text, [token]), token
+    assert not python_fast.may_decorate("y = x.expand(2)\n# @expand\n", ["expand"])
+
+
 def test_a_decorator_only_rule_with_no_such_decorator_parses_nothing(monkeypatch):
     """A file that spells `expand` only in tensor calls gives rocm-skip-above-expand nothing
     to find: with no other rule on it, LibCST never parses it (and both paths agree)."""

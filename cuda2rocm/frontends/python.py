@@ -744,6 +744,14 @@ def run_rules(
     this file are dropped, since they may be incomplete).
     """
     rules = list(rules)
+    if FAST_PASS:  # the text first (most files spell `expand` in no decorator): no parse
+        rules = [
+            (spec, cls)
+            for spec, cls in rules
+            if not cls.DECORATORS_ONLY or python_fast.may_decorate(source.text, spec.tokens)
+        ]
+        if not rules:
+            return [], []
     tree = python_fast.parse_ast(source.text)
     if FAST_PASS and tree is not None:
         # A rule whose findings are decorators spelling its tokens has nothing to find where

@@ -199,6 +199,23 @@ def _closure(bindings: list, tokens, reads_at: int) -> set[str]:
     return found
 
 
+_DECORATOR_START = re.compile(r"^[ \t]*@", re.M)
+_DEFINITION = re.compile(r"^[ \t]*(?:async[ \t]+)?(?:def|class)\b", re.M)
+
+
+def may_decorate(text: str, tokens: Iterable[str]) -> bool:
+    """Whether a decorator may spell one of `tokens`, from the text alone (a superset of
+    `decorator_hits`): a decorator starts a line with `@` and ends before the `def` or
+    `class` line it decorates, so a token outside every such stretch is in none."""
+    tokens = tuple(tokens)
+    for start in _DECORATOR_START.finditer(text):
+        end = _DEFINITION.search(text, start.end())
+        stop = end.start() if end is not None else len(text)
+        if any(text.find(t, start.end(), stop) >= 0 for t in tokens):
+            return True
+    return False
+
+
 def decorator_hits(
     text: str, tree: ast.Module, tokens: Iterable[str], offsets: _Offsets | None = None
 ) -> list[int]:
