@@ -723,6 +723,96 @@ def test_a_decorator_only_rule_with_no_such_decorator_parses_nothing(monkeypatch
     assert len(parsed) == 1  # the full path only
 
 
+WHOLE_IDENTIFIERS = """\
+import torch
+from torch.backends import cudnn as dnn
+
+VERSION = torch.backends.cudnn.version()
+ALIASED = dnn.version()
+OUT = torch.ops.aten._scaled_dot_product_cudnn_attention(1, 2, 3)
+
+
+def gate():
+    if VERSION < 8000:
+        return 1
+    return 0
+
+
+def aliased():
+    return ALIASED >= 8900
+
+
+def attention():
+    result = OUT[0] + 1
+    return result
+"""
+
+
+def test_value_following_starts_from_whole_identifiers(monkeypatch, reductions):
+    """cudnn-version-gate follows names bound to `torch.backends.cudnn.version()` (the token
+    as a whole identifier, through an import alias too), not to a call that merely spells
+    `cudnn` inside its name: `attention` reads only such a name and is blanked."""
+    source = SourceFile("gates.py", "python", WHOLE_IDENTIFIERS)
+    spec = next(r for r in LINTABLE if r.id == "cudnn-version-gate")
+    for linter in (Linter(LINTABLE), Linter([spec])):
+        full, fast = _both(monkeypatch, lambda linter=linter: linter.lint_source(source))
+        assert _json(fast) == _json(full)
+    assert {d.position.line for d in Linter([spec]).lint_source(source)} == {10, 16}
+    tree = ast.parse(WHOLE_IDENTIFIERS)
+    kept = python_fast.reduce(WHOLE_IDENTIFIERS, tree, spec.tokens, (), follows_values=spec.tokens)
+    kept = kept.replace(" ", "")
+    assert "ifVERSION<8000:" in kept and "returnALIASED>=8900" in kept
+    assert "result=OUT[0]+1" not in kept
+
+
+LOCAL_FLAGS = """\
+import torch
+
+IS_ROCM = torch.version.hip is not None
+
+
+def expected(pipe):
+    output = 0.9 if IS_ROCM else 1.0
+    if output > 0.5:
+        torch.backends.cuda.matmul.allow_tf32 = True
+    return output
+
+
+def other(pipe):
+    output = pipe(2)
+    torch.backends.cudnn.allow_tf32 = True
+    return output
+
+
+def third(pipe):
+    flag = IS_ROCM
+    def inner():
+        if flag:
+            return 1
+        torch.backends.cuda.matmul.allow_tf32 = False
+    return inner
+"""
+
+
+def test_a_functions_own_vendor_flags_keep_only_its_body(monkeypatch, reductions):
+    """`output` is bound to a vendor test inside `expected` only: `other`'s own `output` says
+    nothing of the vendor, so its unrelated statements go; a closure reading its enclosing
+    function's flag stays. Both paths agree."""
+    source = SourceFile("flags.py", "python", LOCAL_FLAGS)
+    spec = next(r for r in LINTABLE if r.id == "tf32-flags")
+    for linter in (Linter(LINTABLE), Linter([spec])):
+        full, fast = _both(monkeypatch, lambda linter=linter: linter.lint_source(source))
+        assert _json(fast) == _json(full)
+    tree = ast.parse(LOCAL_FLAGS)
+    kept = python_fast.reduce(LOCAL_FLAGS, tree, spec.tokens, ()).replace(" ", "")
+    assert "ifoutput>0.5:" in kept and "returnoutput\n" in kept  # expected's flag
+    assert "output=pipe(2)" not in kept  # other's output is its own
+    assert "ifflag:" in kept
+    shared = LOCAL_FLAGS.replace("def other(pipe):\n", "def other(pipe):\n    global output\n")
+    kept = python_fast.reduce(shared, ast.parse(shared), spec.tokens, ()).replace(" ", "")
+    assert "output=pipe(2)" in kept  # `global`: one scope, as before
+
+
 @pytest.mark.parametrize(
     "text",
     [

@@ -643,6 +643,6 @@ def test_asking_about_some_lines_answers_as_the_whole_file_does():
     assert dead >= 8  # the fixture exercises the guard (helpers, callers, skips, returns)
     # Called only where ROCm never runs: the answer for a line of nested_helper needs
     # cuda_setup's call site, inside main.
-    assert "called only where ROCm never runs" in Paths(
-        WANTED, "t.py", index, lines={19}
-    ).reason(19, 5)
+    assert "called only where ROCm never runs" in Paths(WANTED, "t.py", index, lines={19}).reason(
+        19, 5
+    )

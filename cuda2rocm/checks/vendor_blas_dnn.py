@@ -170,6 +170,10 @@ _LINK_KEYWORDS = {"libraries": "", "extra_ldflags": "-l", "extra_link_args": "-l
 
 
 class PythonRule(_py.NameAware):
+    # A finding is a literal list element that spells the library (a token) under a link
+    # keyword (a token too): no name is followed to reach one.
+    FOLLOWS = False
+
     def visit_Arg(self, node: cst.Arg) -> None:
         if node.keyword is None or node.keyword.value not in _LINK_KEYWORDS:
             return

@@ -87,11 +87,14 @@ def reduce(
         else set()
     )
     decorated = decorator_hits(text, tree, decorator_tokens, offsets)
-    names = (words - tokens) | _vendor_flags(text, tree, offsets)
+    flags, local_flags = _vendor_flags(text, tree, offsets)
+    names = (words - tokens) | flags
     alternatives = [re.escape(t) for t in sorted(tokens, key=len, reverse=True)]
     if names:
-        alternatives.append(r"\b(?:" + "|".join(map(re.escape, sorted(names))) + r")\b")
+        alternatives.append(_whole_words(names))
     found = [m.start() for m in re.finditer("|".join(alternatives), text)] if alternatives else []
+    for start, end, local in local_flags:  # a function's own flags, in its body alone
+        found += [m.start() for m in re.compile(_whole_words(local)).finditer(text, start, end)]
     hits = sorted(found + decorated + _context_hits(offsets))
     if callers:
         hits = _caller_hits(tree, offsets, hits)
@@ -184,8 +187,12 @@ def _bound_names(
 def _closure(bindings: list, tokens, reads_at: int) -> set[str]:
     """Names bound (to a fixpoint) by a binding whose text holds one of `tokens` or whose
     reads (`binding[reads_at]`: every identifier, or only value reads; None: not followed)
-    include a name already found."""
+    include a name already found. Value reads (`reads_at` 3) start from a read identifier
+    that is a token (`torch.backends.cudnn.version()`, not `_scaled_cudnn_attention(...)`):
+    value-following rules recognise qualified names, whose parts are whole identifiers."""
     found: set[str] = set()
+    whole = reads_at == 3
+    tokens = set(tokens)
     changed = True
     while changed:
         changed = False
@@ -193,7 +200,8 @@ def _closure(bindings: list, tokens, reads_at: int) -> set[str]:
             segment, names, reads = binding[0], binding[2], binding[reads_at]
             if reads is None or names <= found:
                 continue
-            if reads & found or any(t in segment for t in tokens):
+            seeded = bool(reads & tokens) if whole else any(t in segment for t in tokens)
+            if seeded or reads & found:
                 found |= names
                 changed = True
     return found
@@ -295,34 +303,80 @@ def _vendor_word(offsets: _Offsets) -> bool:
 _DECLARATION = re.compile(r"\b(?:global|nonlocal)\b")
 
 
-def _vendor_flags(text: str, tree: ast.Module, offsets: _Offsets) -> set[str]:
+def _vendor_flags(
+    text: str, tree: ast.Module, offsets: _Offsets
+) -> tuple[set[str], list[tuple[int, int, set[str]]]]:
     """Names bound (assignments, imports) to what reads a vendor word, or to another such
     name (to a fixpoint): the flags a vendor guard follows (`AMD = torch.version.hip is not
-    None` ... `if AMD: return`). A statement that reads one is kept like a vendor word."""
+    None` ... `if AMD: return`). A statement that reads one is kept like a vendor word.
+
+    Returns the module's flags (bound at module or class level: any function may read them)
+    and, per top-level function or method, the flags its own body binds, with the body's
+    span: a name a function binds is its local, which no other function reads (`output = ...
+    if IS_ROCM else ...` in one test does not keep every body that names `output`). A file
+    that declares `global` or `nonlocal` names is read as one scope."""
     if not _vendor_word(offsets):
-        return set()
-    bindings: list[tuple[str, set[str]]] = []
-    for node in statements(tree.body):
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            names = {(a.asname or a.name).split(".", 1)[0] for a in node.names}
-            bindings.append((_segment(text, offsets, node), names))
-        elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            names = {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
-            if names:
-                bindings.append((_segment(text, offsets, node.value), names))
-    found: set[str] = set()
+        return set(), []
+    scoped = _DECLARATION.search(text) is None
+    # (value text, names bound, the function it is in: an index into `functions`, or None)
+    bindings: list[tuple[str, set[str], int | None]] = []
+    functions: list[tuple[int, int]] = []
+
+    def collect(body: list[ast.stmt], owner: int | None) -> None:
+        for node in body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                inner = owner
+                if owner is None and scoped:
+                    inner = len(functions)
+                    functions.append((offsets.body_start(node.body[0]), offsets.end(node.body[-1])))
+                collect(node.body, inner)
+                continue
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                names = {(a.asname or a.name).split(".", 1)[0] for a in node.names}
+                bindings.append((_segment(text, offsets, node), names, owner))
+            elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                names = {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+                if names:
+                    bindings.append((_segment(text, offsets, node.value), names, owner))
+            for field in ("body", "orelse", "finalbody"):
+                nested = getattr(node, field, None)
+                if isinstance(nested, list) and nested and isinstance(nested[0], ast.stmt):
+                    collect(nested, owner)
+            for holder in (*getattr(node, "handlers", ()), *getattr(node, "cases", ())):
+                collect(holder.body, owner)
+
+    collect(tree.body, None)
     matched = [
-        (set(offsets.identifiers.findall(s)), bool(_VENDOR.search(s)), n) for s, n in bindings
+        (set(offsets.identifiers.findall(s)), bool(_VENDOR.search(s)), n, owner)
+        for s, n, owner in bindings
     ]
-    changed = True
-    while changed:
-        changed = False
-        for identifiers, vendor, names in matched:
-            if not names <= found and (vendor or identifiers & found):
-                found |= names
-                changed = True
-    return found
+
+    def closure(rows: list, found: set[str]) -> set[str]:
+        changed = True
+        while changed:
+            changed = False
+            for identifiers, vendor, names, _ in rows:
+                if not names <= found and (vendor or identifiers & found):
+                    found |= names
+                    changed = True
+        return found
+
+    module = closure([m for m in matched if m[3] is None], set())
+    local: dict[int, list] = {}
+    for row in matched:
+        if row[3] is not None:
+            local.setdefault(row[3], []).append(row)
+    scopes = []
+    for owner, rows in local.items():
+        names = closure(rows, set(module)) - module
+        if names:
+            scopes.append((*functions[owner], names))
+    return module, scopes
+
+
+def _whole_words(names: Iterable[str]) -> str:
+    return r"\b(?:" + "|".join(map(re.escape, sorted(names))) + r")\b"
 
 
 def _caller_hits(tree: ast.Module, offsets: _Offsets, hits: list[int]) -> list[int]:
