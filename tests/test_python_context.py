@@ -624,6 +624,12 @@ class Cases(unittest.TestCase):
     def test_skipped(self):
         x = torch.ones(2)
         return x
+
+
+def mixed():
+    a = 1 if IS_ROCM else torch.backends.cudnn.benchmark
+    b = IS_ROCM or torch.backends.cudnn.deterministic
+    return a, b
 """
 
 
@@ -636,11 +642,13 @@ def test_asking_about_some_lines_answers_as_the_whole_file_does():
     dead = 0
     for line in range(1, count + 1):
         text = WANTED.splitlines()[line - 1]
-        column = len(text) - len(text.lstrip()) + 1
         alone = Paths(WANTED, "t.py", index, lines={line})
-        assert alone.reason(line, column) == whole.reason(line, column), line
+        for column in range(1, len(text) + 1):
+            assert alone.reason(line, column) == whole.reason(line, column), (line, column)
+        column = len(text) - len(text.lstrip()) + 1
         dead += bool(whole.reason(line, column))
     assert dead >= 8  # the fixture exercises the guard (helpers, callers, skips, returns)
+    assert whole.reason(54, 27) and whole.reason(55, 20)  # inside expressions too
     # Called only where ROCm never runs: the answer for a line of nested_helper needs
     # cuda_setup's call site, inside main.
     assert "called only where ROCm never runs" in Paths(WANTED, "t.py", index, lines={19}).reason(

@@ -64,6 +64,7 @@ What is not provable, and so stays reported:
 from __future__ import annotations
 
 import ast
+import bisect
 import dataclasses
 import re
 from collections.abc import Iterable, Iterator
@@ -251,6 +252,7 @@ class _Pass:
         #: The lines whose deadness is asked (None: all): a function holding none of them
         #: is not walked (what its body knows stays inside it).
         self.wanted = wanted
+        self.wanted_sorted = sorted(wanted) if wanted is not None else []
         self.env_defaults = env_defaults
         #: A build script run for one vendor's build (`Paths(build_file=True)`).
         self.build_file = False
@@ -518,8 +520,16 @@ class _Pass:
         """The function's result when called without arguments, if every live `return`
         gives one known value and the body cannot fall off its end."""
         local = self.shared.locals_of(node)
+        # Only its returns are read: no regions wanted (expressions are not searched).
         sub = _Pass(
-            self.tree, self.text, self.vendor, self.index, self.path, self.env_defaults, self.shared
+            self.tree,
+            self.text,
+            self.vendor,
+            self.index,
+            self.path,
+            self.env_defaults,
+            self.shared,
+            frozenset(),
         )
         sub.build_file = self.build_file
         sub.module_env, sub.deferred, sub.classes = self.module_env, [], classes
@@ -580,7 +590,10 @@ class _Pass:
 
     # -- expressions ---------------------------------------------------------------------
     def expressions(self, node: ast.AST, env: Env) -> None:
-        """Dead parts of the expressions of a live statement (not of nested blocks)."""
+        """Dead parts of the expressions of a live statement (not of nested blocks); none
+        looked for where no wanted line is (they only add regions there)."""
+        if self.wanted is not None and not _touches(node, self.wanted_sorted):
+            return
         for sub in _expression_nodes(node):
             if isinstance(sub, ast.IfExp):
                 test = self.value(sub.test, env)
@@ -1226,8 +1239,9 @@ class Paths:
             return
         where = Path(path) if path is not None else None
         shared = _Shared(tree, text)
-        calls = _Calls.of(tree, index)
-        wanted = None if lines is None else _wanted(frozenset(lines), calls)
+        lines = None if lines is None else frozenset(lines)
+        calls = _Calls.of(tree, index, lines)
+        wanted = None if lines is None else _wanted(lines, calls)
         for vendor, sink in ((ROCM, self.rocm), (CUDA, self.cuda)):
             p = _Pass(tree, text, vendor, index, where, env_defaults, shared, wanted)
             p.build_file = build_file or env_defaults
@@ -1276,8 +1290,12 @@ class _Calls:
     called: set[int]
 
     @classmethod
-    def of(cls, tree: ast.Module, index: ProjectIndex | None) -> _Calls | None:
-        """None when no function can be (the whole run is not known, or none qualifies)."""
+    def of(
+        cls, tree: ast.Module, index: ProjectIndex | None, lines: frozenset[int] | None = None
+    ) -> _Calls | None:
+        """None when no function can be (the whole run is not known, or none qualifies), or
+        none that holds one of `lines` (when given: only such a function's deadness, through
+        the functions calling it, can answer for them)."""
         if index is None or index.foreign is None:
             return None
         functions: dict[str, ast.AST] = {}
@@ -1294,7 +1312,9 @@ class _Calls:
         }
         methods = _self_called_methods(tree, index.foreign, set(bound))
         candidates.update(methods)
-        if not candidates:
+        if not candidates or (
+            lines is not None and not any(_holds_line(f, lines) for f in candidates.values())
+        ):
             return None
         uses: dict[str, list[ast.AST]] = {n: [] for n in candidates}
         called: set[int] = set()
@@ -1312,6 +1332,12 @@ class _Calls:
             elif isinstance(node, ast.Constant) and node.value in methods:
                 uses[node.value].append(node)  # getattr(self, "name"): not a direct call
         return cls(candidates, uses, called)
+
+
+def _touches(node: ast.AST, lines: list[int]) -> bool:
+    """Whether the node's lines include one of `lines` (sorted)."""
+    i = bisect.bisect_left(lines, node.lineno)
+    return i < len(lines) and lines[i] <= node.end_lineno
 
 
 def _holds_line(node: ast.AST, lines: frozenset[int]) -> bool:
@@ -1378,9 +1404,11 @@ def _self_called_methods(
     follow through `self.name(...)` calls: a test class's helper used only by tests that are
     skipped on ROCm (FBGEMM's `_test_against_reference`). Test entry points (`test*`, `setUp`,
     dunders) are called by the framework, not through `self`: never candidates."""
+    from cuda2rocm.frontends.python_fast import statements
+
     counts: dict[str, int] = {}
     found: dict[str, ast.AST] = {}
-    for node in ast.walk(tree):
+    for node in statements(tree.body):  # classes are statements, at any depth
         if not isinstance(node, ast.ClassDef):
             continue
         for child in node.body:
