@@ -654,3 +654,52 @@ def test_asking_about_some_lines_answers_as_the_whole_file_does():
     assert "called only where ROCm never runs" in Paths(WANTED, "t.py", index, lines={19}).reason(
         19, 5
     )
+
+
+BINDINGS = """\
+import os.path as osp, sys
+from torch import cuda
+
+for i, (a, b) in enumerate(pairs):
+    with open(a) as fh, lock:
+        try:
+            if (n := len(fh.read())) > 2:
+                del b
+        except OSError as err:
+            total = [j for j in range(n)]
+        else:
+            fn = lambda q: (r := q)
+
+            def helper(x=(w := 1)):
+                inner = x
+                return inner
+
+            class Box:
+                size = 3
+        finally:
+            done = True
+while flag:
+    match value:
+        case [first, *rest]:
+            seen = first
+"""
+
+
+def test_names_a_statement_binds_are_built_from_its_nested_statements():
+    """The shared per-statement binding sets (built bottom-up, each subtree walked once) equal
+    a fresh walk of each statement, and a function's locals include its parameters."""
+    import ast
+
+    from cuda2rocm.context.python_paths import _bound_names, _Shared
+
+    tree = ast.parse(BINDINGS)
+    shared = _Shared(tree, BINDINGS)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.stmt):
+            assert shared.bound_by(node) == _bound_names([node]), node.lineno
+    loop = tree.body[2]
+    assert {"i", "a", "b", "fh", "n", "err", "total", "fn", "helper", "Box", "done"} <= (
+        shared.bound_by(loop)
+    )
+    helper = next(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef))
+    assert shared.locals_of(helper) == {"x", "inner"}

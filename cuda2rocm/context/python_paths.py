@@ -816,17 +816,44 @@ class _Shared:
         self._lines: list[str] | None = None
 
     def bound_by(self, stmt: ast.AST) -> set[str]:
-        """`_bound_names([stmt])` (the node is kept alongside, so its id stays its own)."""
+        """`_bound_names([stmt])`, built from its nested statements' own (each statement's
+        subtree is walked once, not once per statement enclosing it). The node is kept
+        alongside, so its id stays its own."""
         hit = self._bound.get(id(stmt))
         if hit is None:
-            hit = self._bound[id(stmt)] = (stmt, _bound_names([stmt]))
+            hit = self._bound[id(stmt)] = (stmt, self._statement_names(stmt))
         return hit[1]
+
+    def _statement_names(self, stmt: ast.AST) -> set[str]:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            return {stmt.name}
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            return {alias.asname or alias.name.split(".")[0] for alias in stmt.names}
+        names: set[str] = set()
+        stack = list(ast.iter_child_nodes(stmt))
+        while stack:
+            node = stack.pop()
+            if isinstance(node, ast.stmt):
+                names |= self.bound_by(node)
+                continue
+            if isinstance(node, ast.Lambda):
+                continue
+            if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+                names.add(node.id)
+            elif isinstance(node, ast.ExceptHandler) and node.name:
+                names.add(node.name)
+            elif isinstance(node, ast.NamedExpr):
+                names.add(node.target.id)
+            stack.extend(ast.iter_child_nodes(node))
+        return names
 
     def locals_of(self, function: ast.AST) -> set[str]:
         """The names a function's body and parameters bind."""
         hit = self._locals.get(id(function))
         if hit is None:
-            names = _bound_names(function.body) | {a.arg for a in _arguments(function.args)}
+            names = {a.arg for a in _arguments(function.args)}
+            for stmt in function.body:
+                names |= self.bound_by(stmt)
             hit = self._locals[id(function)] = (function, names)
         return hit[1]
 
