@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterable, Iterator, Mapping
+from contextlib import ExitStack
 from typing import ClassVar
 
 import libcst as cst
@@ -25,7 +26,7 @@ from libcst.metadata import (
 from libcst.metadata.position_provider import PositionProvidingCodegenState
 
 from cuda2rocm.catalogue import RuleSpec
-from cuda2rocm.frontends import python_fast
+from cuda2rocm.frontends import python_fast, python_walk
 from cuda2rocm.model import Diagnostic, Edit, Fix, Safety, Severity
 from cuda2rocm.sources import SourceFile
 
@@ -800,7 +801,10 @@ def run_rules(
         def leave(node: cst.CSTNode) -> None:
             stack.pop()
 
-        wrapper.visit_batched(visitors, before_visit=enter, after_leave=leave)
+        with ExitStack() as resolved:
+            for visitor in visitors:  # what a rule declares up front (none do: lazy metadata)
+                resolved.enter_context(visitor.resolve(wrapper))
+            python_walk.walk(wrapper.module, visitors, before_visit=enter, after_leave=leave)
     failed = [(v.spec, v.failure) for v in visitors if v.failure is not None]
     broken = {spec.id for spec, _ in failed}
     return [d for d in sink if d.rule not in broken], failed
