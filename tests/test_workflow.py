@@ -104,6 +104,9 @@ def test_inline_suppressions(cli, write, tmp_path):
         ("a.py", 6, "device-string-hip"),
         ("a.py", 7, "device-string-hip"),
     ]
+    # The directive is case-insensitive, also where it is the file's only one.
+    write("b.py", 'import torch\nx = torch.device("hip")  # NOQA: CR102\n')
+    assert ("b.py", 2, "device-string-hip") not in _rules(cli, str(tmp_path))
 
 
 def test_file_level_suppression(cli, write, tmp_path):
