@@ -269,6 +269,9 @@ class _Pass:
         #: Names bound to a test-skip decorator (`skip_rocm = unittest.skipIf(...)`) -> why it
         #: skips this vendor's tests ("" when it may not).
         self.skips: dict[str, str] = {}
+        #: Whether a value that lacks items may be in an environment of this pass (set where
+        #: one is made or bound; it never goes back): until then no statement can release one.
+        self.lacking = False
 
     # -- entry ---------------------------------------------------------------------------
     def run(self) -> Env:
@@ -299,13 +302,14 @@ class _Pass:
         return None
 
     def statement(self, stmt: ast.stmt, env: Env) -> str | None:
-        if any(isinstance(v, Value) and v.lacks for v in env.values()):
+        if self.lacking and any(isinstance(v, Value) and v.lacks for v in env.values()):
             self.release(stmt, env)
         removed = _removal(stmt)
         if removed is not None:
             name, item = removed
             self.expressions(stmt, env)
             env[name] = _lacking(env.get(name), item)
+            self.lacking = True
             return None
         if isinstance(stmt, (ast.Return, ast.Raise, ast.Continue, ast.Break)):
             self.expressions(stmt, env)
@@ -329,6 +333,7 @@ class _Pass:
             self.expressions(stmt, env)
             targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
             value = self.value(stmt.value, env) if stmt.value is not None else UNKNOWN
+            self.lacking = self.lacking or bool(value.lacks)
             for target in targets:
                 if isinstance(target, ast.Name):
                     self.skips.pop(target.id, None)
@@ -409,6 +414,7 @@ class _Pass:
             item, name, negated = membership
             side = left if negated else right
             side[name] = _lacking(side.get(name), item)
+            self.lacking = True
         a, b = self.block(stmt.body, left), self.block(stmt.orelse, right)
         if a is not None and b is None:
             env.clear(), env.update(right)
@@ -534,6 +540,7 @@ class _Pass:
         sub.build_file = self.build_file
         sub.module_env, sub.deferred, sub.classes = self.module_env, [], classes
         sub.returns = []
+        sub.lacking = self.lacking
         inner = {k: v for k, v in env.items() if k not in local}
         for name in self.globals_declared:
             inner[name] = UNKNOWN
