@@ -813,6 +813,37 @@ def test_a_functions_own_vendor_flags_keep_only_its_body(monkeypatch, reductions
     assert "output=pipe(2)" in kept  # `global`: one scope, as before
 
 
+LOCAL_TORCH = """\
+import os
+
+FLAGS = ["-O3", "--use_fast_math"]
+
+
+def unrelated():
+    value = os.getcwd()
+    return value
+
+
+def extension():
+    import torch.utils.cpp_extension as ce
+
+    return ce.CUDAExtension("x", ["k.cu"], extra_compile_args={"nvcc": FLAGS})
+"""
+
+
+def test_a_torch_import_anywhere_stays(monkeypatch, reductions):
+    """A fix that adds `from torch.utils.cpp_extension import ...` asks whether the file
+    imports torch anywhere: a function's own torch import stays while unrelated bodies go."""
+    source = SourceFile("setup.py", "python", LOCAL_TORCH)
+    specs = [r for r in LINTABLE if r.id in ("nvcc-flags", "nvcc-invocation")]
+    for linter in (Linter(LINTABLE), *(Linter([s]) for s in specs)):
+        full, fast = _both(monkeypatch, lambda linter=linter: linter.lint_source(source))
+        assert _json(fast) == _json(full)
+    tree = ast.parse(LOCAL_TORCH)
+    kept = python_fast.reduce(LOCAL_TORCH, tree, {"tf32"}).replace(" ", "")
+    assert "importtorch.utils.cpp_extensionasce" in kept and "value=os.getcwd()" not in kept
+
+
 @pytest.mark.parametrize(
     "text",
     [

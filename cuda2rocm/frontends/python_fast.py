@@ -95,7 +95,7 @@ def reduce(
     found = [m.start() for m in re.finditer("|".join(alternatives), text)] if alternatives else []
     for start, end, local in local_flags:  # a function's own flags, in its body alone
         found += [m.start() for m in re.compile(_whole_words(local)).finditer(text, start, end)]
-    hits = sorted(found + decorated + _context_hits(offsets))
+    hits = sorted(found + decorated + _context_hits(offsets) + _torch_imports(text, tree, offsets))
     if callers:
         hits = _caller_hits(tree, offsets, hits)
     spans: list[tuple[int, int]] = []
@@ -373,6 +373,24 @@ def _vendor_flags(
         if names:
             scopes.append((*functions[owner], names))
     return module, scopes
+
+
+def _torch_imports(text: str, tree: ast.Module, offsets: _Offsets) -> list[int]:
+    """Where torch is imported, anywhere: a fix that adds `from torch.utils.cpp_extension
+    import ...` asks whether the file imports torch at all (`python_build._imports_torch`),
+    so a body whose only import of torch is its own is kept (reduced to what it needs)."""
+    if "torch" not in text:
+        return []
+    return [
+        offsets.start(node)
+        for node in statements(tree.body)
+        if (isinstance(node, ast.Import) and any(_is_torch(a.name) for a in node.names))
+        or (isinstance(node, ast.ImportFrom) and not node.level and _is_torch(node.module or ""))
+    ]
+
+
+def _is_torch(name: str) -> bool:
+    return name == "torch" or name.startswith("torch.")
 
 
 def _whole_words(names: Iterable[str]) -> str:
