@@ -859,3 +859,44 @@ def test_vendor_word_hits_cover_the_context_pattern(text):
     expected = {m.start() for m in re.finditer(python_fast.CONTEXT, text)}
     found = set(python_fast._context_hits(python_fast._Offsets(text)))
     assert expected and expected <= found
+
+
+DECLARATIONS = """\
+counter = 0
+
+
+def one():
+    global counter
+    counter += 1
+
+
+def two(): global counter; counter = 2
+
+
+def three():
+    x = 1; global counter
+    def inner():
+        nonlocal x
+        if x: nonlocal x
+        x = 3
+    return inner
+
+
+def unrelated(global_step):
+    # the global batch size, not a declaration
+    return global_step * 2
+"""
+
+
+def test_declaration_statements_are_found_and_words_are_not():
+    """Every `global`/`nonlocal` statement's keyword is a hit (in any statement position the
+    grammar allows); the word in a comment or an identifier is not, so `unrelated` goes."""
+    tree = ast.parse(DECLARATIONS)
+    offsets = python_fast._Offsets(DECLARATIONS)
+    found = {m.start(1) for m in python_fast.DECLARATION.finditer(DECLARATIONS)}
+    statements = [
+        offsets.start(n) for n in ast.walk(tree) if isinstance(n, (ast.Global, ast.Nonlocal))
+    ]
+    assert len(statements) == 5 and set(statements) == found
+    kept = python_fast.reduce(DECLARATIONS, tree, {"tf32"}).replace(" ", "")
+    assert "returnglobal_step*2" not in kept and "counter+=1" in kept

@@ -71,6 +71,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from cuda2rocm.frontends.python_fast import DECLARATION
+
 ROCM, CUDA = "rocm", "cuda"
 VENDOR_NAME = {ROCM: "ROCm", CUDA: "CUDA"}
 
@@ -815,7 +817,7 @@ class _Shared:
                 if isinstance(node, (ast.Global, ast.Nonlocal))
                 for n in node.names
             }
-            if "global" in text or "nonlocal" in text
+            if DECLARATION.search(text)
             else set()
         )
         self._bound: dict[int, tuple[ast.AST, set[str]]] = {}

@@ -34,7 +34,11 @@ from collections.abc import Iterable
 #: Words that vendor guards and file-wide rules read: vendor words in any case (`hip` where no
 #: letter precedes it: the identifier parts and dotted names guards test), `global` and
 #: `nonlocal` statements.
-CONTEXT = r"(?i:rocm|rocr|(?<![a-z])hip)|\bglobal\b|\bnonlocal\b"
+CONTEXT = r"(?i:rocm|rocr|(?<![a-z])hip)"
+#: A `global` or `nonlocal` statement (a superset: the keyword where a statement can start, at
+#: a line's start or after `;` or `:`), the keyword its group: the word in a comment or an
+#: identifier (`global_step`) binds nothing.
+DECLARATION = re.compile(r"(?:^|[;:])[ \t]*(global|nonlocal)\b", re.M)
 _NOT_LINE_END = re.compile(r"[^\r\n]")
 #: Files smaller than this are parsed whole: blanking would save less than it costs.
 MIN_BYTES = 4096
@@ -269,38 +273,26 @@ _VENDOR = re.compile(r"(?i:rocm|rocr|(?<![a-z])hip)")
 
 def _context_hits(offsets: _Offsets) -> list[int]:
     """Where CONTEXT matches, or more (`str.find` on the lowered text, far faster than a
-    case-insensitive pattern tried at every character; `global` in any case)."""
+    case-insensitive pattern tried at every character), and every `global` or `nonlocal`
+    statement's keyword."""
+    declared = [m.start(1) for m in DECLARATION.finditer(offsets.text)]
     low = offsets.lowered
     if len(low) != len(offsets.text):  # lowering moved characters: offsets would not match
-        return [m.start() for m in re.finditer(CONTEXT, offsets.text)]
-    hits = []
-    for word in ("rocm", "rocr", "hip", "global", "nonlocal"):
+        return [m.start() for m in re.finditer(CONTEXT, offsets.text)] + declared
+    hits = declared
+    for word in ("rocm", "rocr", "hip"):
         i = low.find(word)
         while i >= 0:
-            before, after = low[i - 1 : i], low[i + len(word) : i + len(word) + 1]
-            if word == "hip":
-                keep = not (before.isascii() and before.isalpha())
-            elif word in ("rocm", "rocr"):
-                keep = True
-            else:  # `global`, `nonlocal`: whole words
-                keep = not _word_char(before) and not _word_char(after)
-            if keep:
+            if word != "hip" or not (low[i - 1 : i].isascii() and low[i - 1 : i].isalpha()):
                 hits.append(i)
             i = low.find(word, i + 1)
     return hits
-
-
-def _word_char(char: str) -> bool:
-    return char.isalnum() or char == "_"
 
 
 def _vendor_word(offsets: _Offsets) -> bool:
     """Whether the text may hold a vendor word (a superset: any `hip`)."""
     low = offsets.lowered
     return "rocm" in low or "rocr" in low or "hip" in low
-
-
-_DECLARATION = re.compile(r"\b(?:global|nonlocal)\b")
 
 
 def _vendor_flags(
@@ -317,7 +309,7 @@ def _vendor_flags(
     that declares `global` or `nonlocal` names is read as one scope."""
     if not _vendor_word(offsets):
         return set(), []
-    scoped = _DECLARATION.search(text) is None
+    scoped = DECLARATION.search(text) is None
     # (value text, names bound, the function it is in: an index into `functions`, or None)
     bindings: list[tuple[str, set[str], int | None]] = []
     functions: list[tuple[int, int]] = []
@@ -518,7 +510,7 @@ def _reduce_body(
     functions and classes keep their own rule (bodies blanked or reduced)."""
     text = offsets.text
     needed: set[str] = set()
-    if _DECLARATION.search(text, offsets.start(function), offsets.end(function)):
+    if DECLARATION.search(text, offsets.start(function), offsets.end(function)):
         for node in ast.walk(function):
             if isinstance(node, (ast.Global, ast.Nonlocal)):
                 needed.update(node.names)
