@@ -900,3 +900,17 @@ def test_declaration_statements_are_found_and_words_are_not():
     assert len(statements) == 5 and set(statements) == found
     kept = python_fast.reduce(DECLARATIONS, tree, {"tf32"}).replace(" ", "")
     assert "returnglobal_step*2" not in kept and "counter+=1" in kept
+
+
+@pytest.mark.parametrize(
+    "segment",
+    ["x = 1", "if a:\n    b = 2\n    c = 3", "f(\r\n  1)", "s = 'é'\nt = 'ü'\n  u = 1", "ab\n"],
+)
+def test_a_blanked_segment_keeps_every_line_end_in_place(segment):
+    """Blanking keeps the length and every line end's offset (positions stay exact)."""
+    blank = python_fast._blank(segment)
+    assert len(blank) == len(segment)
+    assert [i for i, c in enumerate(blank) if c in "\r\n"] == [
+        i for i, c in enumerate(segment) if c in "\r\n"
+    ]
+    assert ast.parse(blank)  # one statement that holds nothing

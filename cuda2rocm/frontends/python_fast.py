@@ -371,14 +371,21 @@ def _torch_imports(text: str, tree: ast.Module, offsets: _Offsets) -> list[int]:
     """Where torch is imported, anywhere: a fix that adds `from torch.utils.cpp_extension
     import ...` asks whether the file imports torch at all (`python_build._imports_torch`),
     so a body whose only import of torch is its own is kept (reduced to what it needs)."""
-    if "torch" not in text:
-        return []
+    if "torch" not in text or not _NESTED_TORCH_IMPORT.search(text):
+        return []  # module-level statements are never blanked: only nested imports matter
     return [
         offsets.start(node)
         for node in statements(tree.body)
         if (isinstance(node, ast.Import) and any(_is_torch(a.name) for a in node.names))
         or (isinstance(node, ast.ImportFrom) and not node.level and _is_torch(node.module or ""))
     ]
+
+
+#: An import naming torch that is not at a line's start (indented, or after `:` or `;`): a
+#: superset of the torch imports inside a body.
+_NESTED_TORCH_IMPORT = re.compile(
+    r"(?:^[ \t]+|[:;][ \t]*)(?:import|from)[ \t][^\n]*\btorch\b", re.M
+)
 
 
 def _is_torch(name: str) -> bool:
@@ -417,8 +424,13 @@ def _blank(segment: str) -> str:
         and "\n" not in segment[:3]
         and "\n" not in segment[-3:]
     ):
-        return '"""' + _NOT_LINE_END.sub(" ", segment[3:-3]) + '"""'
-    return "0" + _NOT_LINE_END.sub(" ", segment[1:])
+        return '"""' + _spaces(segment[3:-3]) + '"""'
+    return "0" + (_NOT_LINE_END.sub(" ", segment[1:]) if "\r" in segment else _spaces(segment[1:]))
+
+
+def _spaces(text: str) -> str:
+    """`text` (no carriage returns) with every character but line ends a space."""
+    return "\n".join(" " * len(line) for line in text.split("\n"))
 
 
 def _parameters(arguments: ast.arguments) -> list[tuple[ast.arg, ast.expr | None]]:
