@@ -19,7 +19,7 @@ from pathlib import Path
 
 from cuda2rocm import warm
 from cuda2rocm.build_context import hipified_dirs, torch_built_dirs
-from cuda2rocm.cache import Cache, content_hash, hashing
+from cuda2rocm.cache import Cache, content_hash, hashing, remember
 from cuda2rocm.context.recipes import builds_for_rocm, nvidia_recipes
 from cuda2rocm.discover import Found, Problem, discover
 from cuda2rocm.engine import Linter, LintResult, Notice, _general, is_recovery_notice
@@ -176,7 +176,7 @@ def _python_and_build_context(
     ]
     root = None
     if items:
-        root = Path(os.path.commonpath([str(i.path.resolve().parent) for i in items]))
+        root = Path(os.path.commonpath(_resolved_parents(items)))
     sources = [
         (item.path, data) for item, data in _contents(items, have, lambda i: i.language == "cuda")
     ]
@@ -234,6 +234,23 @@ def _python_and_build_context(
         for c in linter.build_membership.components
     )
     return "+ctx" + hashlib.blake2b(repr(parts).encode(), digest_size=8).hexdigest()
+
+
+def _resolved_parents(items: list[Found]) -> list[str]:
+    """`str(item.path.resolve().parent)` of every item, resolving each folder once (a file
+    that is not a symlink resolves to its folder's resolved path and its own name)."""
+    folders: dict[str, str] = {}
+    out = []
+    for item in items:
+        path = str(item.path)
+        if os.path.islink(path):
+            out.append(str(item.path.resolve().parent))
+            continue
+        folder = os.path.dirname(path) or "."
+        if folder not in folders:
+            folders[folder] = str(Path(folder).resolve())
+        out.append(folders[folder])
+    return out
 
 
 def _component_summaries(linter: Linter, guarded: list) -> list:
@@ -345,6 +362,17 @@ def _is_build_file(item: Found) -> bool:
     return name.endswith((".py", ".cmake")) or name == "CMakeLists.txt"
 
 
+def _may_define(data: bytes) -> bool:
+    """Whether a build file may define macros for the build (`build_defines.index` reads it)."""
+    from cuda2rocm.context import build_defines
+
+    return (
+        any(t in data for t in build_defines.TOKENS)
+        or b"definitions" in data
+        or b"ROCM" in data.upper()
+    )
+
+
 def prepare(
     linter: Linter,
     items: list[Found],
@@ -380,9 +408,7 @@ def prepare(
     builds = [
         (item.path, item.display, data)
         for item, data in _contents(items, have, _is_build_file)
-        if any(t in data for t in build_defines.TOKENS)
-        or b"definitions" in data
-        or b"ROCM" in data.upper()
+        if memo.per_file("defines?", (content_hash(data),), lambda d=data: _may_define(d))
     ]
     cmake = [
         (item.path, item.display, data)
@@ -516,6 +542,9 @@ def _run(
                 result.notices.append(notice)
         else:
             read.append((index, item, data))
+            kept = snapshot.known_hash(item, len(data)) if snapshot is not None else None
+            if kept is not None:
+                remember(data, kept)
     have: dict[int, bytes] = {}
     watch = warm.watching_reads() if snapshot is not None else contextlib.nullcontext(set())
     memo = warm.FactsMemo(snapshot) if snapshot is not None else None

@@ -158,6 +158,20 @@ class Snapshot:
                     return False
         return True
 
+    def known_hash(self, item: Found, size: int) -> str | None:
+        """The recorded content hash of a file `unchanged` found with the recorded, trusted
+        size and mtime (and now `size` bytes long): what the warm path would trust, so the
+        full run need not hash it again. Only from this list's own snapshot."""
+        record = self.previous.get(item.display)
+        stat = self.stats.get(item.display)
+        if self.result is None or stat is None or not isinstance(record, list):
+            return None
+        if len(record) != 5 or record[1] is None or not isinstance(record[2], str):
+            return None
+        if stat != (record[0], record[1]) or size != record[0]:
+            return None
+        return record[2]
+
     def lint_result(self) -> LintResult | None:
         """The recorded result, or None when it cannot be read back."""
         try:

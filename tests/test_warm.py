@@ -386,8 +386,9 @@ def test_one_changed_python_file_derives_only_its_own_facts(write, tmp_path, mem
     assert memos[-1].file_hits == 0 and memos[-1].file_misses > 0
     (tmp_path / "t/pkg/other_3.py").write_text("import torch  # torch.version.hip\nX3 = 33\n")
     changed = _lint(tmp_path)
-    # its words, and one pass per vendor and round (the index has exports: two rounds)
-    assert memos[-1].file_misses == 1 + 2 * 2
+    # its words, whether it may define build macros, and one pass per vendor and round
+    # (the index has exports: two rounds)
+    assert memos[-1].file_misses == 2 + 2 * 2
     assert memos[-1].file_hits > memos[-1].file_misses
     assert changed == _lint(tmp_path, "--no-cache")
 
@@ -534,3 +535,41 @@ def test_a_fix_that_fails_while_linting_does_not_fail_the_lint(write, tmp_path, 
     monkeypatch.setattr(fixer, "fix_source", broken)
     assert _lint(tmp_path) == expected
     assert not list((tmp_path / "cache").glob("fixes-*.json"))
+
+
+def _age(root: Path) -> None:
+    """Every file written long before the next run: their stats are trusted."""
+    for path in root.rglob("*"):
+        os.utime(path, (path.stat().st_atime - 60, path.stat().st_mtime - 60))
+
+
+def test_unchanged_files_are_not_hashed_again_but_a_same_size_edit_is(write, tmp_path, monkeypatch):
+    """The full run after one edit takes each unchanged file's hash from the snapshot (its
+    trusted size and mtime are as recorded); an edit that keeps the size but not the mtime
+    is hashed, and gives what a cold run gives."""
+    from cuda2rocm import cache
+
+    _tree(lambda name, text: write(f"t/{name}", text))
+    _age(tmp_path / "t")
+    _lint(tmp_path)
+    hashed: list[bytes] = []
+    blake2b = cache.hashlib.blake2b
+
+    class Counting:
+        sha256 = staticmethod(cache.hashlib.sha256)
+
+        @staticmethod
+        def blake2b(data=b"", **kwargs):
+            hashed.append(bytes(data))
+            return blake2b(data, **kwargs)
+
+    monkeypatch.setattr(cache, "hashlib", Counting)
+    target = tmp_path / "t/pkg/more.py"
+    target.write_text(target.read_text().replace("zeros(1", "zeros(2"))  # the same size
+    changed = _lint(tmp_path)
+    unchanged = {p.read_bytes() for p in (tmp_path / "t").rglob("*") if p.is_file()}
+    unchanged.discard(target.read_bytes())
+    assert target.read_bytes() in hashed
+    assert not unchanged & set(hashed)
+    monkeypatch.undo()
+    assert changed == _lint(tmp_path, "--no-cache")
