@@ -420,12 +420,13 @@ def prepare(
     # (a comment added to setup.py does not derive the macros again).
     defines = build_defines.index(builds, off, memo)
     unbuilt = unbuilt_sources(cmake, linter.torch_built_for)
+    hashes = {
+        item.display: content_hash(have[index])
+        for index, item in enumerate(items)
+        if item.language == "cuda" and index in have
+    }
     inputs = [
-        [
-            (item.display, content_hash(have[index]))
-            for index, item in enumerate(items)
-            if item.language == "cuda" and index in have
-        ],
+        list(hashes.items()),
         repr((defines.facts(), sorted(defines.rocm.items()), sorted(defines.cuda_only.items()))),
         sorted(str(d) for d in linter.torch_built_dirs),
         [content_hash(t.encode()) for t in embedded],
@@ -435,7 +436,9 @@ def prepare(
     linter.project_macros = memo.call(
         "project-macros",
         inputs,
-        lambda: ProjectMacros.build(texts, defines, linter.torch_built_for, embedded, unbuilt),
+        lambda: ProjectMacros.build(
+            texts, defines, linter.torch_built_for, embedded, unbuilt, memo, hashes
+        ),
     )
     linter.extension_bindings = _extension_bindings(linter, have, python, items)
     linter.context_key = _python_and_build_context(linter, items, have, memo, off)

@@ -573,3 +573,70 @@ def test_unchanged_files_are_not_hashed_again_but_a_same_size_edit_is(write, tmp
     assert not unchanged & set(hashed)
     monkeypatch.undo()
     assert changed == _lint(tmp_path, "--no-cache")
+
+
+FEATURE_H = "#pragma once\n#if __CUDA_ARCH__ >= 530\n#define MY_FAST_HALF 1\n#endif\n"
+FEATURE_USER = """\
+#include "feature.h"
+__device__ float twice(float x) {
+#ifdef MY_FAST_HALF
+  return __fmul_rn(x, 2.f);
+#else
+  return x * 2.f;
+#endif
+}
+"""
+WARP_DEFS = """\
+#pragma once
+#ifdef USE_AMD_ROCM
+constexpr int kWarpSize = 64;
+#else
+constexpr int kWarpSize = 32;
+#endif
+"""
+WARP_KERNEL = '#include "defs.cuh"\n__global__ void k(int* o) { o[threadIdx.x % kWarpSize] = 1; }\n'
+WARP_CMAKE = (
+    'option(P_ROCM "ROCm" OFF)\nif(P_ROCM)\n  add_definitions(-DUSE_AMD_ROCM)\nendif()\n'
+    "add_library(p k.cu user.cu other.cu)\n"
+)
+
+
+def _diagnostics(output: str) -> list[tuple[str, str, int, str]]:
+    return [
+        (Path(d["path"]).name, d["rule"], d["line"], d["severity"])
+        for d in json.loads(output)["diagnostics"]
+    ]
+
+
+def test_macro_facts_kept_per_file_follow_edits_of_either_side(write, tmp_path, memos):
+    """The project macros keep what each C/C++ file says on its own (feature macros defined
+    under `__CUDA_ARCH__`, their uses, warp-size definitions) per file: after an edit of the
+    defining header or of a file that uses it, the result is a cold run's. other.cu is never
+    edited: its uses are judged again when the header adds a feature macro it names."""
+    files = {
+        "feature.h": FEATURE_H,
+        "user.cu": FEATURE_USER,
+        "other.cu": '#include "feature.h"\nint level = NEW_FEAT;\n',
+        "defs.cuh": WARP_DEFS,
+        "k.cu": WARP_KERNEL,
+        "CMakeLists.txt": WARP_CMAKE,
+    }
+    for name, text in files.items():
+        write(f"t/{name}", text)
+    _age(tmp_path / "t")
+    seen = [_diagnostics(_lint(tmp_path))]
+
+    def edit(name: str, text: str) -> None:
+        (tmp_path / "t" / name).write_text(text)
+        changed = _lint(tmp_path)
+        assert memos[-1].file_hits > 0  # the other files' parts were kept
+        assert changed == _lint(tmp_path, "--no-cache")
+        seen.append(_diagnostics(changed))
+
+    edit("user.cu", FEATURE_USER + "float speed = MY_FAST_HALF;\n")  # no longer a fallback
+    edit("user.cu", FEATURE_USER)
+    edit("feature.h", FEATURE_H.replace("#endif", "#define NEW_FEAT 2\n#endif"))
+    edit("defs.cuh", WARP_DEFS.replace("kWarpSize = 64", "kWarpSize = WARP_SIZE"))
+    arch = [[d[3] for d in s if d[1] == "cuda-arch-macro"] for s in seen]
+    assert arch == [["info"], ["warning"], ["info"], ["warning"], ["warning"]]
+    assert [any(d[1] == "warp-size-32" for d in s) for s in seen] == [False] * 4 + [True]
