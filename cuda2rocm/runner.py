@@ -91,6 +91,8 @@ def file_digest(linter: Linter, item: Found, data: bytes) -> str:
     `lint` and `fix` both use this one function, so context added here applies to both."""
     built = item.language == "cuda" and linter.torch_built_for(item.display)
     digest = content_hash(data) + ("+torch" if built else "") + linter.context_key
+    if item.language == "cmake":
+        digest += getattr(linter, "cmake_key", "")
     if item.language == "cuda" and linter.hipified_for(item.display):
         digest += "+hipified"
     if linter.project_macros is not None and (item.language == "cuda" or linter._may_embed(data)):
@@ -224,14 +226,20 @@ def _python_and_build_context(
         inputs.append([(str(p), content_hash(d)) for p, d in sources])
         m_inputs = inputs
     linter.python_index, linter.build_membership = memo.call("python-and-build", inputs, derive)
-    parts = [linter.python_index.digest, sorted(linter.build_membership.companions.items())]
-    # What CMake findings' guards read run-wide: NVIDIA-only options, every CMake file's uses.
-    parts += [sorted(linter.build_membership.off.items()), linter.build_membership.cmake_texts]
-    if getattr(linter.build_membership, "flow", None) is not None:  # vendor selectors (CMake)
-        parts.append(linter.build_membership.flow.digest())
+    built = linter.build_membership
+    # What CMake findings' guards read run-wide (`Membership.cmake_reason`): the ROCm
+    # configure's variables, NVIDIA-only options, every CMake file's uses, vendor selectors.
+    # Only CMake files' keys hold it: an edit of one CMakeLists.txt re-lints the CMake files,
+    # not every file of the run (whose guards read only the components and unbuilt sources).
+    cmake = [sorted(built.companions.items()), sorted(built.off.items())]
+    cmake.append(built.cmake_texts)
+    if getattr(built, "flow", None) is not None:
+        cmake.append(built.flow.digest())
+    linter.cmake_key = "+cmake" + hashlib.blake2b(repr(cmake).encode(), digest_size=8).hexdigest()
+    parts = [linter.python_index.digest]
+    parts.append(sorted((str(p), why) for p, why in (built.unbuilt or {}).items()))
     parts += sorted(
-        f"{c.root}|{c.reason}|{sorted(c.files)}|{sorted(c.helpers)}"
-        for c in linter.build_membership.components
+        f"{c.root}|{c.reason}|{sorted(c.files)}|{sorted(c.helpers)}" for c in built.components
     )
     return "+ctx" + hashlib.blake2b(repr(parts).encode(), digest_size=8).hexdigest()
 

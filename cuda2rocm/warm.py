@@ -290,6 +290,7 @@ FACTS = (
     "python_index",
     "build_membership",
     "context_key",
+    "cmake_key",
 )
 
 

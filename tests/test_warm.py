@@ -640,3 +640,71 @@ def test_macro_facts_kept_per_file_follow_edits_of_either_side(write, tmp_path, 
     arch = [[d[3] for d in s if d[1] == "cuda-arch-macro"] for s in seen]
     assert arch == [["info"], ["warning"], ["info"], ["warning"], ["warning"]]
     assert [any(d[1] == "warp-size-32" for d in s) for s in seen] == [False] * 4 + [True]
+
+
+TOP_CMAKE = """\
+option(P_ROCM "ROCm" OFF)
+add_library(p k.cu)
+if(P_ROCM)
+  enable_language(HIP)
+  add_definitions(-DUSE_ROCM)
+else()
+  target_link_libraries(p PRIVATE ${GPU_LIBS})
+endif()
+add_subdirectory(src)
+"""
+SRC_CMAKE = "set(GPU_LIBS CUDA::cudart CUDA::cublas)\nadd_library(q q.cu)\n"
+
+
+def test_a_cmake_edit_re_lints_the_cmake_files_only(write, tmp_path, counted):
+    """What CMake findings' guards read run-wide (every CMake file's uses of a variable) is in
+    CMake files' cache keys only: an edit of the top CMakeLists.txt re-lints both CMake files
+    (src/CMakeLists.txt's `set()` is used in the top file's live code now), not the kernels
+    or the Python files; the result is a cold run's."""
+    write("t/CMakeLists.txt", TOP_CMAKE)
+    write("t/src/CMakeLists.txt", SRC_CMAKE)
+    write("t/k.cu", KERNEL)
+    write("t/src/q.cu", KERNEL)
+    write("t/pkg/more.py", "import torch\ny = torch.zeros(1, device='hip')\n")
+    _age(tmp_path / "t")
+    first = json.loads(_lint(tmp_path))
+
+    def on_set(result: dict) -> list[dict]:
+        return [
+            d
+            for d in result["diagnostics"]
+            if d["path"].endswith("src/CMakeLists.txt") and d["line"] == 1
+        ]
+
+    dead = on_set(first)
+    assert dead and all("used only where a ROCm configure never goes" in d["guarded"] for d in dead)
+    counted["reset"]()
+    (tmp_path / "t/CMakeLists.txt").write_text(
+        TOP_CMAKE + "target_link_libraries(p PUBLIC ${GPU_LIBS})\n"
+    )
+    changed = _lint(tmp_path)
+    assert sorted(counted["lint_source"]) == ["CMakeLists.txt", "CMakeLists.txt"]
+    live = on_set(json.loads(changed))
+    assert live and not any(d.get("guarded") for d in live)
+    assert changed == _lint(tmp_path, "--no-cache")
+
+
+def test_a_cmake_edit_that_builds_a_vendored_source_re_lints_it(write, tmp_path):
+    """Which sources no build compiles (`context.unbuilt`, read from the CMake files) is in
+    every file's key: an unchanged source that the top CMakeLists.txt starts to build is
+    linted again, and its findings are no longer guarded."""
+    top = "project(p)\nadd_library(p k.cu)\n"
+    write("t/CMakeLists.txt", top)
+    write("t/vendored/CMakeLists.txt", "add_executable(ex ex.cu)\n")
+    write("t/k.cu", "__global__ void k() {}\n")
+    write("t/vendored/ex.cu", KERNEL)
+    _age(tmp_path / "t")
+
+    def on_ex(output: str) -> list:
+        return [d.get("guarded") for d in json.loads(output)["diagnostics"] if "ex.cu" in d["path"]]
+
+    assert all(on_ex(_lint(tmp_path))) and on_ex(_lint(tmp_path))
+    (tmp_path / "t/CMakeLists.txt").write_text(top + "add_subdirectory(vendored)\n")
+    changed = _lint(tmp_path)
+    assert on_ex(changed) and not any(on_ex(changed))
+    assert changed == _lint(tmp_path, "--no-cache")
