@@ -18,7 +18,12 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from cuda2rocm import warm
-from cuda2rocm.build_context import hipified_dirs, torch_built_dirs
+from cuda2rocm.build_context import (
+    clear_resolved,
+    hipified_dirs,
+    resolved_path,
+    torch_built_dirs,
+)
 from cuda2rocm.cache import Cache, content_hash, hashing, remember
 from cuda2rocm.context.recipes import builds_for_rocm, nvidia_recipes
 from cuda2rocm.discover import Found, Problem, discover
@@ -178,7 +183,7 @@ def _python_and_build_context(
     ]
     root = None
     if items:
-        root = Path(os.path.commonpath(_resolved_parents(items)))
+        root = Path(os.path.commonpath([str(resolved_path(str(i.path)).parent) for i in items]))
     sources = [
         (item.path, data) for item, data in _contents(items, have, lambda i: i.language == "cuda")
     ]
@@ -242,23 +247,6 @@ def _python_and_build_context(
         f"{c.root}|{c.reason}|{sorted(c.files)}|{sorted(c.helpers)}" for c in built.components
     )
     return "+ctx" + hashlib.blake2b(repr(parts).encode(), digest_size=8).hexdigest()
-
-
-def _resolved_parents(items: list[Found]) -> list[str]:
-    """`str(item.path.resolve().parent)` of every item, resolving each folder once (a file
-    that is not a symlink resolves to its folder's resolved path and its own name)."""
-    folders: dict[str, str] = {}
-    out = []
-    for item in items:
-        path = str(item.path)
-        if os.path.islink(path):
-            out.append(str(item.path.resolve().parent))
-            continue
-        folder = os.path.dirname(path) or "."
-        if folder not in folders:
-            folders[folder] = str(Path(folder).resolve())
-        out.append(folders[folder])
-    return out
 
 
 def _component_summaries(linter: Linter, guarded: list) -> list:
@@ -399,6 +387,7 @@ def prepare(
     from cuda2rocm.context.python_hipify import python_hipified_dirs
     from cuda2rocm.context.unbuilt import unbuilt_sources
 
+    clear_resolved()  # paths resolved once per run (lint and fix alike)
     memo = memo or warm.FactsMemo()
     have = {} if have is None else have
     have.update({index: data for index, _, data in read})

@@ -708,3 +708,30 @@ def test_a_cmake_edit_that_builds_a_vendored_source_re_lints_it(write, tmp_path)
     changed = _lint(tmp_path)
     assert on_ex(changed) and not any(on_ex(changed))
     assert changed == _lint(tmp_path, "--no-cache")
+
+
+def test_paths_are_resolved_again_in_each_run(write, tmp_path):
+    """A file's resolved path is kept within a run only: after a symlink on the way to it
+    changes, a second run in the same process sees it in the new tree's torch-built folder
+    (here an identical copy), exactly as the first run saw it in the old one."""
+    setup = (
+        "from setuptools import setup\nfrom torch.utils.cpp_extension import CUDAExtension\n\n"
+        'setup(name="d", ext_modules=[CUDAExtension("e", sources=["csrc/k.cu"])])\n'
+    )
+    for copy in ("t1", "t2"):
+        write(f"{copy}/setup.py", setup)
+        write(
+            f"{copy}/csrc/k.cu",
+            "#include <cuda_runtime.h>\nvoid f(float** p) { cudaMalloc(p, 4); }\n",
+        )
+    link = tmp_path / "tlink"
+    link.symlink_to(tmp_path / "t1", target_is_directory=True)
+
+    def lint() -> list:
+        result = _cli("lint", "--format", "json", "--no-cache", "-j", "1", str(link))
+        return json.loads(result.output)["diagnostics"]
+
+    assert lint() == []  # torch's build hipifies k.cu: nothing to map
+    link.unlink()
+    link.symlink_to(tmp_path / "t2", target_is_directory=True)
+    assert lint() == []
