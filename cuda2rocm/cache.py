@@ -137,7 +137,7 @@ class Cache:
             document = {"key": self.key, "entries": self.entries}
             fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".results-", suffix=".tmp")
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(document, fh, separators=(",", ":"))
+                fh.write(json.dumps(document, separators=(",", ":")))  # C encoder: dump() is not
             os.replace(tmp, self.file)
         except OSError:
             with contextlib.suppress(OSError, UnboundLocalError):

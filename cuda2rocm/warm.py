@@ -253,7 +253,7 @@ class Snapshot:
             self.directory.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".tree-", suffix=".tmp")
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(document, fh, separators=(",", ":"))
+                fh.write(json.dumps(document, separators=(",", ":")))  # C encoder: dump() is not
             os.replace(tmp, self.file)
             tmp = None
             _prune(self.directory)
