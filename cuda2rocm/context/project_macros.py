@@ -112,7 +112,7 @@ class ProjectMacros:
         self.wavefronts = wavefront_constants(self, plain, reachable, own.warp_definitions)
         self.mask_free_macros = warp_masks.mask_free_macros(self.texts, reachable)
         self.wide_mask_types = warp_masks.wide_mask_types(self.texts, reachable)
-        self.runtime_first = runtime_provided.runtime_first(self.texts, self._find)
+        self.runtime_first = runtime_provided.runtime_first(self.texts, self._find, own.includes)
         self.unincluded = unincluded_headers(self, others, unbuilt or {})
         self.fallback_features = fallback_features({**self.texts, **plain}, own)
         del self._in_progress
@@ -165,8 +165,17 @@ class ProjectMacros:
 
     def _find(self, include: str, includer: str) -> str | None:
         """The project file an `#include` names: beside the includer, else the one file of the
-        run whose path ends with it (several candidates: unknown)."""
-        beside = _norm(os.path.join(os.path.dirname(includer), include))
+        run whose path ends with it (several candidates: unknown). Asked once per include
+        and folder (the run's files are fixed once `build` has listed them)."""
+        folder = os.path.dirname(includer)
+        found = self.__dict__.setdefault("_found", {})
+        key = (include, folder)
+        if key not in found:
+            found[key] = self._find_in(include, folder)
+        return found[key]
+
+    def _find_in(self, include: str, folder: str) -> str | None:
+        beside = _norm(os.path.join(folder, include))
         if beside in self.paths:
             return beside
         suffix = "/" + _norm(include).lstrip("./")
@@ -281,6 +290,9 @@ class _PerFile:
 
     def warp_definitions(self, path: str, text: str) -> tuple:
         return self._kept("pm-warp", path, (), lambda: _warp_definitions(text))
+
+    def includes(self, path: str, text: str) -> tuple[str, ...]:
+        return self._kept("pm-includes", path, (), lambda: runtime_provided.included_names(text))
 
     def arch_features(self, path: str, text: str) -> frozenset[str]:
         return self._kept("pm-arch", path, (), lambda: _arch_features(text))
