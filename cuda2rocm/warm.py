@@ -485,6 +485,9 @@ def save_facts(snapshot: Snapshot, linter, memo: FactsMemo | None = None) -> Non
 def restore_facts(snapshot: Snapshot, linter) -> bool:
     """Set the recorded project facts on `linter` instead of deriving them again; False when
     they cannot be read back or do not belong to the snapshot."""
+    from cuda2rocm.build_context import clear_resolved
+
+    clear_resolved()  # paths are resolved again by each run (build_context.resolved_path)
     loaded = _load_facts(snapshot)
     if loaded is None or len(loaded[0]) != len(FACTS):
         return False
