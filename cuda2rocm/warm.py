@@ -363,18 +363,20 @@ class FactsMemo:
             elif k in self.files_previous and k not in self.files:
                 self.files[k] = self.files_previous[k]
 
-    def per_file(self, kind: str, key: tuple, compute, valid=None):
+    def per_file(self, kind: str, key: tuple, compute, valid=None, again: bool = False):
         """`compute()`, a function of one file alone, kept per file across runs: a changed file
         derives only its own part again. `key` must hold all it depends on (the file's path
         and content hash, the options it takes); `compute` must read nothing else. `valid`,
         when given, also decides whether a kept value still holds (a value that consulted
-        other files' parts records what it saw, and `valid` asks again)."""
+        other files' parts records what it saw, and `valid` asks again). `again`: a second
+        call in the same run is not answered with the first one's value (what the value
+        consulted may differ between the calls): the kept value is checked, or it computes."""
         if self.snapshot is None:
             return compute()  # nowhere to keep it (no cache)
         k = (kind, *key)
         for used in self._using:
             used.add(k)
-        if k in self.files:
+        if k in self.files and not again:
             return self.files[k]
         value = self.files_previous.get(k, _MISSING)
         if value is not _MISSING and (valid is None or valid(value)):

@@ -735,3 +735,47 @@ def test_paths_are_resolved_again_in_each_run(write, tmp_path):
     link.unlink()
     link.symlink_to(tmp_path / "t2", target_is_directory=True)
     assert lint() == []
+
+
+def test_a_kept_header_scan_is_checked_against_the_headers_it_includes(write, tmp_path):
+    """mid.h is unchanged, but the header it includes now sets USE_FAST to 0: its kept
+    preprocessor pass saw the old state of cfg.h, so it is derived again, and the PTX in
+    k.cu (which sees cfg.h only through mid.h) is in code no ROCm build compiles."""
+    write("t/cfg.h", "#pragma once\n#define USE_FAST 1\n")
+    write("t/mid.h", '#pragma once\n#include "cfg.h"\n#define MID 1\n')
+    kernel = '#include "mid.h"\n__global__ void k(int *x) {\n#if USE_FAST\n'
+    write("t/k.cu", kernel + '  asm volatile("membar.gl;");\n#endif\n}\n')
+    _age(tmp_path / "t")
+
+    def ptx(output: str) -> list:
+        diagnostics = json.loads(output)["diagnostics"]
+        return [bool(d.get("guarded")) for d in diagnostics if d["rule"] == "inline-ptx"]
+
+    assert ptx(_lint(tmp_path)) == [False]
+    (tmp_path / "t/cfg.h").write_text("#pragma once\n#define USE_FAST 0\n")
+    changed = _lint(tmp_path)
+    assert ptx(changed) == [True]
+    assert changed == _lint(tmp_path, "--no-cache")
+
+
+def test_headers_that_include_each_other_give_a_cold_runs_result(write, tmp_path):
+    """An include cycle scans a header again inside its own scan (it is not yet in progress
+    there); each such pass is checked on its own, never answered with another's."""
+    write("t/a.h", '#pragma once\n#include "b.h"\n#ifndef B_SEEN\n#define A_FIRST 1\n#endif\n')
+    write(
+        "t/b.h",
+        '#pragma once\n#define B_SEEN 1\n#include "a.h"\n#ifdef A_FIRST\n#define X 1\n#endif\n',
+    )
+    kernel = '#include "a.h"\n__global__ void k(int *x) {\n#if X\n'
+    write("t/k.cu", kernel + '  asm volatile("membar.gl;");\n#endif\n}\n')
+    write(
+        "t/u.cu",
+        '#include "b.h"\n__global__ void u() {\n#ifdef A_FIRST\n  __syncwarp();\n#endif\n}\n',
+    )
+    _age(tmp_path / "t")
+    first = _lint(tmp_path)
+    assert first == _lint(tmp_path, "--no-cache")
+    for name in ("u.cu", "k.cu", "b.h"):
+        with (tmp_path / "t" / name).open("a") as fh:
+            fh.write("// touched\n")
+        assert _lint(tmp_path) == _lint(tmp_path, "--no-cache"), name

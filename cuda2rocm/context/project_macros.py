@@ -89,7 +89,8 @@ class ProjectMacros:
             torch_built=torch_built,
             defines=defines,
         )
-        own = _PerFile(memo, {_norm(p): h for p, h in (hashes or {}).items()})
+        own = self._own = _PerFile(memo, {_norm(p): h for p, h in (hashes or {}).items()})
+        self._scan_key = (self._defines_key(),)
         # A header with no directive can still define the warp constant (`wavefront_constants`).
         plain = {_norm(p): t for p, t in texts.items() if "#" not in t and _mentions_warp(t)}
         self.paths = frozenset(self.texts)
@@ -115,7 +116,7 @@ class ProjectMacros:
         self.runtime_first = runtime_provided.runtime_first(self.texts, self._find, own.includes)
         self.unincluded = unincluded_headers(self, others, unbuilt or {})
         self.fallback_features = fallback_features({**self.texts, **plain}, own)
-        del self._in_progress
+        del self._in_progress, self._own, self._scan_key  # this build's helpers, not facts
         self.texts = {}
         self.torch_built = None
         self.digest = self._digest()
@@ -135,18 +136,44 @@ class ProjectMacros:
         return reachable
 
     def _scan(self, path: str, pass_name: str) -> preprocessor.Scan:
+        """One pass over a project file, kept per file (`_PerFile.scan`) with the header
+        states its includes resolved to: kept while each include still resolves to the
+        same state."""
         built = bool(self.torch_built and self.torch_built(path))
-        lookup = self._build_lookup(pass_name, preprocessor.base_lookup(pass_name, built))
-        scan = preprocessor.scan(
-            self.texts[path],
-            lookup,
-            path,
-            self._resolve_building,
-            pass_name,
-            preprocessor.hipify_renames(built),
-        )
+
+        def compute() -> tuple[preprocessor.Scan, tuple]:
+            seen: list[tuple[str, str, str, Mapping[str, Val] | None]] = []
+
+            def resolve(include: str, includer: str, pass_: str) -> Mapping[str, Val] | None:
+                state = self._resolve_building(include, includer, pass_)
+                seen.append((include, includer, pass_, state))
+                return state
+
+            lookup = self._build_lookup(pass_name, preprocessor.base_lookup(pass_name, built))
+            scan = preprocessor.scan(
+                self.texts[path],
+                lookup,
+                path,
+                resolve,
+                pass_name,
+                preprocessor.hipify_renames(built),
+            )
+            return scan, tuple(seen)
+
+        def valid(kept: tuple) -> bool:
+            return all(self._resolve_building(i, r, p) == state for i, r, p, state in kept[1])
+
+        own = getattr(self, "_own", None) or _PerFile()
+        key = (pass_name, built, *getattr(self, "_scan_key", (self._defines_key(),)))
+        scan = own.scan(path, key, compute, valid)[0]
         self.states[(path, pass_name)] = scan.state
         return scan
+
+    def _defines_key(self) -> str:
+        """What the build's flags say, as `_build_lookup` reads them (part of a scan's key)."""
+        d = self.defines
+        facts = (sorted(d.rocm.items()), sorted(d.unknown), sorted(d.cuda_only.items()))
+        return hashlib.blake2b(repr(facts).encode(), digest_size=12).hexdigest()
 
     def _resolve_building(self, include: str, includer: str, pass_name: str):
         target = self._find(include, includer)
@@ -290,6 +317,15 @@ class _PerFile:
 
     def warp_definitions(self, path: str, text: str) -> tuple:
         return self._kept("pm-warp", path, (), lambda: _warp_definitions(text))
+
+    def scan(self, path: str, extra: tuple, compute, valid) -> tuple:
+        """A preprocessor pass over the file (`ProjectMacros._scan`), checked by `valid` on
+        every call: two calls in one run may see different include states (a cycle)."""
+        digest = self.hashes.get(path)
+        if self.memo is None or digest is None:
+            return compute()
+        key = (digest, path, *extra)
+        return self.memo.per_file("pm-scan", key, compute, valid, again=True)
 
     def includes(self, path: str, text: str) -> tuple[str, ...]:
         return self._kept("pm-includes", path, (), lambda: runtime_provided.included_names(text))
