@@ -779,3 +779,24 @@ def test_headers_that_include_each_other_give_a_cold_runs_result(write, tmp_path
         with (tmp_path / "t" / name).open("a") as fh:
             fh.write("// touched\n")
         assert _lint(tmp_path) == _lint(tmp_path, "--no-cache"), name
+
+
+def test_a_kept_line_model_is_checked_against_the_headers_it_includes(write, tmp_path):
+    """Whether a header is ever included on ROCm reads its includers' line models: k.cu is
+    unchanged, but USE_FAST (from cfg.h through mid.h) now lets it include other.h, whose
+    PTX is then reported, as in a cold run."""
+    write("t/cfg.h", "#pragma once\n#define USE_FAST 0\n")
+    write("t/mid.h", '#pragma once\n#include "cfg.h"\n#define MID 1\n')
+    write("t/k.cu", '#include "mid.h"\n#if USE_FAST\n#include "other.h"\n#endif\n')
+    write("t/other.h", '#pragma once\n__device__ void f() { asm volatile("membar.gl;"); }\n')
+    _age(tmp_path / "t")
+
+    def ptx(output: str) -> list:
+        diagnostics = json.loads(output)["diagnostics"]
+        return [bool(d.get("guarded")) for d in diagnostics if d["rule"] == "inline-ptx"]
+
+    assert ptx(_lint(tmp_path)) == [True]
+    (tmp_path / "t/cfg.h").write_text("#pragma once\n#define USE_FAST 1\n")
+    changed = _lint(tmp_path)
+    assert ptx(changed) == [False]
+    assert changed == _lint(tmp_path, "--no-cache")

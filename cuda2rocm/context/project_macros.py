@@ -114,9 +114,11 @@ class ProjectMacros:
         self.mask_free_macros = warp_masks.mask_free_macros(self.texts, reachable)
         self.wide_mask_types = warp_masks.wide_mask_types(self.texts, reachable)
         self.runtime_first = runtime_provided.runtime_first(self.texts, self._find, own.includes)
+        sites = [sorted(self.sites[p].items()) for p in PASSES]
+        self._model_key = (*self._scan_key, hashlib.blake2b(repr(sites).encode()).hexdigest())
         self.unincluded = unincluded_headers(self, others, unbuilt or {})
         self.fallback_features = fallback_features({**self.texts, **plain}, own)
-        del self._in_progress, self._own, self._scan_key  # this build's helpers, not facts
+        del self._in_progress, self._own, self._scan_key, self._model_key  # not facts
         self.texts = {}
         self.torch_built = None
         self.digest = self._digest()
@@ -168,6 +170,24 @@ class ProjectMacros:
         scan = own.scan(path, key, compute, valid)[0]
         self.states[(path, pass_name)] = scan.state
         return scan
+
+    def line_model(self, path: str) -> preprocessor.LineModel:
+        """`preprocessor.model` of a project file with these facts, kept per file (content,
+        torch-built, build flags, macro sites) while its includes resolve to the same
+        states (during `build`; directly otherwise)."""
+        built = bool(self.torch_built and self.torch_built(path))
+
+        def compute() -> tuple[preprocessor.LineModel, tuple]:
+            seen = _Recording(self)
+            return preprocessor.model(self.texts[path], path, built, seen), tuple(seen.seen)
+
+        def valid(kept: tuple) -> bool:
+            return all(self.resolve(i, r, p) == state for i, r, p, state in kept[1])
+
+        own, key = getattr(self, "_own", None), getattr(self, "_model_key", None)
+        if own is None or key is None:
+            return compute()[0]
+        return own.model(path, (built, *key), compute, valid)[0]
 
     def _defines_key(self) -> str:
         """What the build's flags say, as `_build_lookup` reads them (part of a scan's key)."""
@@ -301,6 +321,22 @@ def _groups(text: str):
     return [(w, r, o, g, has_other.get(g, False)) for w, r, o, g in found]
 
 
+class _Recording:
+    """The project's facts as `preprocessor.model` reads them, noting each include's state."""
+
+    def __init__(self, project: ProjectMacros) -> None:
+        self.project = project
+        self.seen: list[tuple[str, str, str, Mapping[str, Val] | None]] = []
+
+    def lookup(self, pass_name: str, below: Callable[[str], Val]) -> Callable[[str], Val]:
+        return self.project.lookup(pass_name, below)
+
+    def resolve(self, include: str, includer: str, pass_name: str) -> Mapping[str, Val] | None:
+        state = self.project.resolve(include, includer, pass_name)
+        self.seen.append((include, includer, pass_name, state))
+        return state
+
+
 class _PerFile:
     """What one file's text says on its own, kept per file in `memo` (warm.FactsMemo) under
     its content hash; computed directly for a file with no hash or without a memo."""
@@ -326,6 +362,13 @@ class _PerFile:
             return compute()
         key = (digest, path, *extra)
         return self.memo.per_file("pm-scan", key, compute, valid, again=True)
+
+    def model(self, path: str, extra: tuple, compute, valid) -> tuple:
+        """A file's line model with the project's facts (`ProjectMacros.line_model`)."""
+        digest = self.hashes.get(path)
+        if self.memo is None or digest is None:
+            return compute()
+        return self.memo.per_file("pm-model", (digest, path, *extra), compute, valid)
 
     def includes(self, path: str, text: str) -> tuple[str, ...]:
         return self._kept("pm-includes", path, (), lambda: runtime_provided.included_names(text))
@@ -554,8 +597,7 @@ def unincluded_headers(
         if unbuilt and Path(path).resolve() in unbuilt:
             return "no build of the run compiles that file"
         if path not in models:
-            built = bool(project.torch_built and project.torch_built(path))
-            models[path] = preprocessor.model(texts[path], path, built, project)
+            models[path] = project.line_model(path)
         return models[path].reason(line)
 
     out: dict[str, str] = {}
