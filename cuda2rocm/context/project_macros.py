@@ -111,8 +111,8 @@ class ProjectMacros:
                     self.sites[p][name] = (may or live is not False, where)
         reachable = self._hip_reachable()
         self.wavefronts = wavefront_constants(self, plain, reachable, own.warp_definitions)
-        self.mask_free_macros = warp_masks.mask_free_macros(self.texts, reachable)
-        self.wide_mask_types = warp_masks.wide_mask_types(self.texts, reachable)
+        self.mask_free_macros = warp_masks.mask_free_macros(self.texts, reachable, own.mask_macros)
+        self.wide_mask_types = warp_masks.wide_mask_types(self.texts, reachable, own.mask_types)
         self.runtime_first = runtime_provided.runtime_first(self.texts, self._find, own.includes)
         sites = [sorted(self.sites[p].items()) for p in PASSES]
         self._model_key = (*self._scan_key, hashlib.blake2b(repr(sites).encode()).hexdigest())
@@ -369,6 +369,14 @@ class _PerFile:
         if self.memo is None or digest is None:
             return compute()
         return self.memo.per_file("pm-model", (digest, path, *extra), compute, valid)
+
+    def mask_macros(self, path: str, text: str) -> tuple:
+        return self._kept(
+            "pm-mask-macros", path, (), lambda: warp_masks.mask_macro_definitions(text)
+        )
+
+    def mask_types(self, path: str, text: str) -> tuple:
+        return self._kept("pm-mask-types", path, (), lambda: warp_masks.mask_type_definitions(text))
 
     def includes(self, path: str, text: str) -> tuple[str, ...]:
         return self._kept("pm-includes", path, (), lambda: runtime_provided.included_names(text))
