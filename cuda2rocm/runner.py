@@ -196,7 +196,7 @@ def _python_and_build_context(
 
     def members():
         callers = CallSites(python)
-        found = membership(files, root, sources, off, linter.torch_built_for, callers)
+        found = membership(files, root, sources, off, linter.torch_built_for, callers, memo)
         return found, [(q, answer(callers, q)) for q in callers.asked]
 
     def same_answers(kept) -> bool:

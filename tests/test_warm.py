@@ -800,3 +800,69 @@ def test_a_kept_line_model_is_checked_against_the_headers_it_includes(write, tmp
     changed = _lint(tmp_path)
     assert ptx(changed) == [False]
     assert changed == _lint(tmp_path, "--no-cache")
+
+
+EXT_HELPER = """\
+import os
+
+from torch.utils.cpp_extension import CUDAExtension, IS_HIP_EXTENSION
+
+
+def make(src):
+    if not IS_HIP_EXTENSION:
+        return CUDAExtension("e", sources=[os.path.join(src, "k.cu")])
+    return None
+"""
+EXT_SETUP = """\
+from setuptools import setup
+
+from build_tools.ext import make
+
+setup(name="d", ext_modules=[make("csrc")])
+"""
+
+
+def test_a_kept_build_file_is_checked_against_the_callers_it_asked_about(write, tmp_path):
+    """build_tools/ext.py is unchanged, but the folder its callers pass changed: its kept
+    components (from the answer to "who calls make") are derived again."""
+    write("t/build_tools/__init__.py", "")
+    write("t/build_tools/ext.py", EXT_HELPER)
+    write("t/setup.py", EXT_SETUP)
+    write("t/csrc/k.cu", KERNEL)
+    write("t/other/k.cu", KERNEL)
+    _age(tmp_path / "t")
+
+    def guarded(output: str) -> dict:
+        diagnostics = json.loads(output)["diagnostics"]
+        return {
+            Path(d["path"]).parent.name: bool(d.get("guarded"))
+            for d in diagnostics
+            if d["rule"] == "inline-ptx"
+        }
+
+    assert guarded(_lint(tmp_path)) == {"csrc": True, "other": False}
+    (tmp_path / "t/setup.py").write_text(EXT_SETUP.replace('"csrc"', '"other"'))
+    changed = _lint(tmp_path)
+    assert guarded(changed) == {"csrc": False, "other": True}
+    assert changed == _lint(tmp_path, "--no-cache")
+
+
+def test_questions_of_a_kept_build_file_still_guard_the_whole_membership(write, tmp_path):
+    """Another build file's edit derives the membership again with ext.py's part kept: the
+    questions that part asked are still among the membership's, so a later edit of only
+    their answer (setup.py, not a build file) is seen."""
+    write("t/build_tools/__init__.py", "")
+    write("t/build_tools/ext.py", EXT_HELPER)
+    write("t/build_tools/plain_ext.py", "from torch.utils.cpp_extension import CppExtension\n")
+    write("t/setup.py", EXT_SETUP)
+    write("t/csrc/k.cu", KERNEL)
+    write("t/other/k.cu", KERNEL)
+    _age(tmp_path / "t")
+    first = _lint(tmp_path)
+    with (tmp_path / "t/build_tools/plain_ext.py").open("a") as fh:
+        fh.write("X = 1\n")
+    assert _lint(tmp_path) == first
+    (tmp_path / "t/setup.py").write_text(EXT_SETUP.replace('"csrc"', '"other"'))
+    changed = _lint(tmp_path)
+    assert changed != first
+    assert changed == _lint(tmp_path, "--no-cache")
