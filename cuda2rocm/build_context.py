@@ -338,15 +338,23 @@ def resolved_path(path: str) -> Path:
     lint each ask; `runner.prepare` clears it, so a symlink changed between runs is seen).
     A file that is not a symlink resolves to its folder's resolved path and its own name:
     each folder is resolved once."""
-    pure = Path(path)
-    if pure.name not in ("", ".", "..") and not os.path.islink(path):
-        return _resolved_folder(str(pure.parent)) / pure.name
-    return pure.resolve()
+    name = os.path.basename(path)
+    if name not in ("", ".", "..") and not os.path.islink(path):
+        return Path(_resolved_folder(os.path.dirname(path) or "."), name)
+    return Path(path).resolve()
+
+
+def resolved_parent(path: str) -> str:
+    """`str(Path(path).resolve().parent)`, through the folder cache of `resolved_path`."""
+    name = os.path.basename(path)
+    if name not in ("", ".", "..") and not os.path.islink(path):
+        return _resolved_folder(os.path.dirname(path) or ".")
+    return str(Path(path).resolve().parent)
 
 
 @functools.lru_cache(maxsize=1 << 14)
-def _resolved_folder(folder: str) -> Path:
-    return Path(folder).resolve()
+def _resolved_folder(folder: str) -> str:
+    return str(Path(folder).resolve())
 
 
 def clear_resolved() -> None:

@@ -21,7 +21,7 @@ from cuda2rocm import warm
 from cuda2rocm.build_context import (
     clear_resolved,
     hipified_dirs,
-    resolved_path,
+    resolved_parent,
     torch_built_dirs,
 )
 from cuda2rocm.cache import Cache, content_hash, hashing, remember
@@ -183,7 +183,7 @@ def _python_and_build_context(
     ]
     root = None
     if items:
-        root = Path(os.path.commonpath([str(resolved_path(str(i.path)).parent) for i in items]))
+        root = Path(os.path.commonpath([resolved_parent(str(i.path)) for i in items]))
     sources = [
         (item.path, data) for item, data in _contents(items, have, lambda i: i.language == "cuda")
     ]

@@ -325,7 +325,7 @@ def test_load_arguments_read_from_the_record_a_module_function_returns():
 
 def test_resolved_path_is_path_resolve(tmp_path):
     """Folders resolved once per run, files through their folder unless they are links."""
-    from cuda2rocm.build_context import clear_resolved, resolved_path
+    from cuda2rocm.build_context import clear_resolved, resolved_parent, resolved_path
 
     (tmp_path / "real/sub").mkdir(parents=True)
     (tmp_path / "real/sub/k.cu").write_text("")
@@ -343,4 +343,5 @@ def test_resolved_path_is_path_resolve(tmp_path):
     ):
         path = str(tmp_path / name)
         assert resolved_path(path) == Path(path).resolve(), name
+        assert resolved_parent(path) == str(Path(path).resolve().parent), name
     assert resolved_path(str(tmp_path / "dir/sub/link.cu")) == tmp_path / "other/target.cu"
