@@ -9,6 +9,8 @@ whole extension tree. The Python files are parsed with the standard library, nev
 from __future__ import annotations
 
 import ast
+import functools
+import os
 import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -326,8 +328,39 @@ def torch_built_dirs(python_files: Iterable[tuple[Path, bytes]], memo=None) -> f
 def is_torch_built(path: str, dirs: frozenset[Path]) -> bool:
     if not dirs:
         return False
-    resolved = Path(path).resolve()
+    resolved = resolved_path(path)
     return any(resolved.is_relative_to(d) for d in dirs)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def resolved_path(path: str) -> Path:
+    """`Path(path).resolve()`, once per path and run (a file's cache key, its macros and its
+    lint each ask; `runner.prepare` clears it, so a symlink changed between runs is seen).
+    A file that is not a symlink resolves to its folder's resolved path and its own name:
+    each folder is resolved once."""
+    name = os.path.basename(path)
+    if name not in ("", ".", "..") and not os.path.islink(path):
+        return Path(_resolved_folder(os.path.dirname(path) or "."), name)
+    return Path(path).resolve()
+
+
+def resolved_parent(path: str) -> str:
+    """`str(Path(path).resolve().parent)`, through the folder cache of `resolved_path`."""
+    name = os.path.basename(path)
+    if name not in ("", ".", "..") and not os.path.islink(path):
+        return _resolved_folder(os.path.dirname(path) or ".")
+    return str(Path(path).resolve().parent)
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _resolved_folder(folder: str) -> str:
+    return str(Path(folder).resolve())
+
+
+def clear_resolved() -> None:
+    """Forget the paths resolved so far (a new run)."""
+    resolved_path.cache_clear()
+    _resolved_folder.cache_clear()
 
 
 # -- the project's own hipify step ---------------------------------------------------------------

@@ -61,6 +61,13 @@ def content_hash(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
+def remember(data: bytes, digest: str) -> None:
+    """Within `hashing()`: take `digest` as the hash of `data` (a file whose stat the warm
+    snapshot vouches for: its recorded hash, not hashed again)."""
+    if _known is not None:
+        _known[id(data)] = (data, digest)
+
+
 @contextlib.contextmanager
 def hashing():
     """Hash each bytes object once in this block (the objects are kept until it ends)."""
@@ -130,7 +137,7 @@ class Cache:
             document = {"key": self.key, "entries": self.entries}
             fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".results-", suffix=".tmp")
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(document, fh, separators=(",", ":"))
+                fh.write(json.dumps(document, separators=(",", ":")))  # C encoder: dump() is not
             os.replace(tmp, self.file)
         except OSError:
             with contextlib.suppress(OSError, UnboundLocalError):

@@ -18,8 +18,13 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from cuda2rocm import warm
-from cuda2rocm.build_context import hipified_dirs, torch_built_dirs
-from cuda2rocm.cache import Cache, content_hash, hashing
+from cuda2rocm.build_context import (
+    clear_resolved,
+    hipified_dirs,
+    resolved_parent,
+    torch_built_dirs,
+)
+from cuda2rocm.cache import Cache, content_hash, hashing, remember
 from cuda2rocm.context.recipes import builds_for_rocm, nvidia_recipes
 from cuda2rocm.discover import Found, Problem, discover
 from cuda2rocm.engine import Linter, LintResult, Notice, _general, is_recovery_notice
@@ -91,6 +96,8 @@ def file_digest(linter: Linter, item: Found, data: bytes) -> str:
     `lint` and `fix` both use this one function, so context added here applies to both."""
     built = item.language == "cuda" and linter.torch_built_for(item.display)
     digest = content_hash(data) + ("+torch" if built else "") + linter.context_key
+    if item.language == "cmake":
+        digest += getattr(linter, "cmake_key", "")
     if item.language == "cuda" and linter.hipified_for(item.display):
         digest += "+hipified"
     if linter.project_macros is not None and (item.language == "cuda" or linter._may_embed(data)):
@@ -176,7 +183,7 @@ def _python_and_build_context(
     ]
     root = None
     if items:
-        root = Path(os.path.commonpath([str(i.path.resolve().parent) for i in items]))
+        root = Path(os.path.commonpath([resolved_parent(str(i.path)) for i in items]))
     sources = [
         (item.path, data) for item, data in _contents(items, have, lambda i: i.language == "cuda")
     ]
@@ -189,7 +196,7 @@ def _python_and_build_context(
 
     def members():
         callers = CallSites(python)
-        found = membership(files, root, sources, off, linter.torch_built_for, callers)
+        found = membership(files, root, sources, off, linter.torch_built_for, callers, memo)
         return found, [(q, answer(callers, q)) for q in callers.asked]
 
     def same_answers(kept) -> bool:
@@ -224,14 +231,20 @@ def _python_and_build_context(
         inputs.append([(str(p), content_hash(d)) for p, d in sources])
         m_inputs = inputs
     linter.python_index, linter.build_membership = memo.call("python-and-build", inputs, derive)
-    parts = [linter.python_index.digest, sorted(linter.build_membership.companions.items())]
-    # What CMake findings' guards read run-wide: NVIDIA-only options, every CMake file's uses.
-    parts += [sorted(linter.build_membership.off.items()), linter.build_membership.cmake_texts]
-    if getattr(linter.build_membership, "flow", None) is not None:  # vendor selectors (CMake)
-        parts.append(linter.build_membership.flow.digest())
+    built = linter.build_membership
+    # What CMake findings' guards read run-wide (`Membership.cmake_reason`): the ROCm
+    # configure's variables, NVIDIA-only options, every CMake file's uses, vendor selectors.
+    # Only CMake files' keys hold it: an edit of one CMakeLists.txt re-lints the CMake files,
+    # not every file of the run (whose guards read only the components and unbuilt sources).
+    cmake = [sorted(built.companions.items()), sorted(built.off.items())]
+    cmake.append(built.cmake_texts)
+    if getattr(built, "flow", None) is not None:
+        cmake.append(built.flow.digest())
+    linter.cmake_key = "+cmake" + hashlib.blake2b(repr(cmake).encode(), digest_size=8).hexdigest()
+    parts = [linter.python_index.digest]
+    parts.append(sorted((str(p), why) for p, why in (built.unbuilt or {}).items()))
     parts += sorted(
-        f"{c.root}|{c.reason}|{sorted(c.files)}|{sorted(c.helpers)}"
-        for c in linter.build_membership.components
+        f"{c.root}|{c.reason}|{sorted(c.files)}|{sorted(c.helpers)}" for c in built.components
     )
     return "+ctx" + hashlib.blake2b(repr(parts).encode(), digest_size=8).hexdigest()
 
@@ -345,6 +358,17 @@ def _is_build_file(item: Found) -> bool:
     return name.endswith((".py", ".cmake")) or name == "CMakeLists.txt"
 
 
+def _may_define(data: bytes) -> bool:
+    """Whether a build file may define macros for the build (`build_defines.index` reads it)."""
+    from cuda2rocm.context import build_defines
+
+    return (
+        any(t in data for t in build_defines.TOKENS)
+        or b"definitions" in data
+        or b"ROCM" in data.upper()
+    )
+
+
 def prepare(
     linter: Linter,
     items: list[Found],
@@ -363,6 +387,7 @@ def prepare(
     from cuda2rocm.context.python_hipify import python_hipified_dirs
     from cuda2rocm.context.unbuilt import unbuilt_sources
 
+    clear_resolved()  # paths resolved once per run (lint and fix alike)
     memo = memo or warm.FactsMemo()
     have = {} if have is None else have
     have.update({index: data for index, _, data in read})
@@ -380,9 +405,7 @@ def prepare(
     builds = [
         (item.path, item.display, data)
         for item, data in _contents(items, have, _is_build_file)
-        if any(t in data for t in build_defines.TOKENS)
-        or b"definitions" in data
-        or b"ROCM" in data.upper()
+        if memo.per_file("defines?", (content_hash(data),), lambda d=data: _may_define(d))
     ]
     cmake = [
         (item.path, item.display, data)
@@ -394,12 +417,13 @@ def prepare(
     # (a comment added to setup.py does not derive the macros again).
     defines = build_defines.index(builds, off, memo)
     unbuilt = unbuilt_sources(cmake, linter.torch_built_for)
+    hashes = {
+        item.display: content_hash(have[index])
+        for index, item in enumerate(items)
+        if item.language == "cuda" and index in have
+    }
     inputs = [
-        [
-            (item.display, content_hash(have[index]))
-            for index, item in enumerate(items)
-            if item.language == "cuda" and index in have
-        ],
+        list(hashes.items()),
         repr((defines.facts(), sorted(defines.rocm.items()), sorted(defines.cuda_only.items()))),
         sorted(str(d) for d in linter.torch_built_dirs),
         [content_hash(t.encode()) for t in embedded],
@@ -409,7 +433,9 @@ def prepare(
     linter.project_macros = memo.call(
         "project-macros",
         inputs,
-        lambda: ProjectMacros.build(texts, defines, linter.torch_built_for, embedded, unbuilt),
+        lambda: ProjectMacros.build(
+            texts, defines, linter.torch_built_for, embedded, unbuilt, memo, hashes
+        ),
     )
     linter.extension_bindings = _extension_bindings(linter, have, python, items)
     linter.context_key = _python_and_build_context(linter, items, have, memo, off)
@@ -516,6 +542,9 @@ def _run(
                 result.notices.append(notice)
         else:
             read.append((index, item, data))
+            kept = snapshot.known_hash(item, len(data)) if snapshot is not None else None
+            if kept is not None:
+                remember(data, kept)
     have: dict[int, bytes] = {}
     watch = warm.watching_reads() if snapshot is not None else contextlib.nullcontext(set())
     memo = warm.FactsMemo(snapshot) if snapshot is not None else None

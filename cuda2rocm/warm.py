@@ -158,6 +158,20 @@ class Snapshot:
                     return False
         return True
 
+    def known_hash(self, item: Found, size: int) -> str | None:
+        """The recorded content hash of a file `unchanged` found with the recorded, trusted
+        size and mtime (and now `size` bytes long): what the warm path would trust, so the
+        full run need not hash it again. Only from this list's own snapshot."""
+        record = self.previous.get(item.display)
+        stat = self.stats.get(item.display)
+        if self.result is None or stat is None or not isinstance(record, list):
+            return None
+        if len(record) != 5 or record[1] is None or not isinstance(record[2], str):
+            return None
+        if stat != (record[0], record[1]) or size != record[0]:
+            return None
+        return record[2]
+
     def lint_result(self) -> LintResult | None:
         """The recorded result, or None when it cannot be read back."""
         try:
@@ -239,7 +253,7 @@ class Snapshot:
             self.directory.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".tree-", suffix=".tmp")
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(document, fh, separators=(",", ":"))
+                fh.write(json.dumps(document, separators=(",", ":")))  # C encoder: dump() is not
             os.replace(tmp, self.file)
             tmp = None
             _prune(self.directory)
@@ -276,6 +290,7 @@ FACTS = (
     "python_index",
     "build_membership",
     "context_key",
+    "cmake_key",
 )
 
 
@@ -348,18 +363,20 @@ class FactsMemo:
             elif k in self.files_previous and k not in self.files:
                 self.files[k] = self.files_previous[k]
 
-    def per_file(self, kind: str, key: tuple, compute, valid=None):
+    def per_file(self, kind: str, key: tuple, compute, valid=None, again: bool = False):
         """`compute()`, a function of one file alone, kept per file across runs: a changed file
         derives only its own part again. `key` must hold all it depends on (the file's path
         and content hash, the options it takes); `compute` must read nothing else. `valid`,
         when given, also decides whether a kept value still holds (a value that consulted
-        other files' parts records what it saw, and `valid` asks again)."""
+        other files' parts records what it saw, and `valid` asks again). `again`: a second
+        call in the same run is not answered with the first one's value (what the value
+        consulted may differ between the calls): the kept value is checked, or it computes."""
         if self.snapshot is None:
             return compute()  # nowhere to keep it (no cache)
         k = (kind, *key)
         for used in self._using:
             used.add(k)
-        if k in self.files:
+        if k in self.files and not again:
             return self.files[k]
         value = self.files_previous.get(k, _MISSING)
         if value is not _MISSING and (valid is None or valid(value)):
@@ -470,6 +487,9 @@ def save_facts(snapshot: Snapshot, linter, memo: FactsMemo | None = None) -> Non
 def restore_facts(snapshot: Snapshot, linter) -> bool:
     """Set the recorded project facts on `linter` instead of deriving them again; False when
     they cannot be read back or do not belong to the snapshot."""
+    from cuda2rocm.build_context import clear_resolved
+
+    clear_resolved()  # paths are resolved again by each run (build_context.resolved_path)
     loaded = _load_facts(snapshot)
     if loaded is None or len(loaded[0]) != len(FACTS):
         return False

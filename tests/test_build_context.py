@@ -321,3 +321,27 @@ def test_load_arguments_read_from_the_record_a_module_function_returns():
     assert sorted(extension_sources(text)) == ["../common/*", "csrc/k.cu", "ext.cpp"]
     elsewhere = text.replace("    params = make()\n", "    params = helpers.make()\n")
     assert extension_sources(elsewhere) == []
+
+
+def test_resolved_path_is_path_resolve(tmp_path):
+    """Folders resolved once per run, files through their folder unless they are links."""
+    from cuda2rocm.build_context import clear_resolved, resolved_parent, resolved_path
+
+    (tmp_path / "real/sub").mkdir(parents=True)
+    (tmp_path / "real/sub/k.cu").write_text("")
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other/target.cu").write_text("")
+    (tmp_path / "dir").symlink_to(tmp_path / "real", target_is_directory=True)
+    (tmp_path / "real/sub/link.cu").symlink_to(tmp_path / "other/target.cu")
+    clear_resolved()
+    for name in (
+        "dir/sub/k.cu",
+        "dir/sub/link.cu",
+        "dir/sub/../sub/k.cu",
+        "dir/..",
+        "missing/x.cu",
+    ):
+        path = str(tmp_path / name)
+        assert resolved_path(path) == Path(path).resolve(), name
+        assert resolved_parent(path) == str(Path(path).resolve().parent), name
+    assert resolved_path(str(tmp_path / "dir/sub/link.cu")) == tmp_path / "other/target.cu"

@@ -386,8 +386,9 @@ def test_one_changed_python_file_derives_only_its_own_facts(write, tmp_path, mem
     assert memos[-1].file_hits == 0 and memos[-1].file_misses > 0
     (tmp_path / "t/pkg/other_3.py").write_text("import torch  # torch.version.hip\nX3 = 33\n")
     changed = _lint(tmp_path)
-    # its words, and one pass per vendor and round (the index has exports: two rounds)
-    assert memos[-1].file_misses == 1 + 2 * 2
+    # its words; whether it may define build macros, is a build script, names the CuTe DSL;
+    # and one pass per vendor and round (the index has exports: two rounds)
+    assert memos[-1].file_misses == 4 + 2 * 2
     assert memos[-1].file_hits > memos[-1].file_misses
     assert changed == _lint(tmp_path, "--no-cache")
 
@@ -534,3 +535,334 @@ def test_a_fix_that_fails_while_linting_does_not_fail_the_lint(write, tmp_path, 
     monkeypatch.setattr(fixer, "fix_source", broken)
     assert _lint(tmp_path) == expected
     assert not list((tmp_path / "cache").glob("fixes-*.json"))
+
+
+def _age(root: Path) -> None:
+    """Every file written long before the next run: their stats are trusted."""
+    for path in root.rglob("*"):
+        os.utime(path, (path.stat().st_atime - 60, path.stat().st_mtime - 60))
+
+
+def test_unchanged_files_are_not_hashed_again_but_a_same_size_edit_is(write, tmp_path, monkeypatch):
+    """The full run after one edit takes each unchanged file's hash from the snapshot (its
+    trusted size and mtime are as recorded); an edit that keeps the size but not the mtime
+    is hashed, and gives what a cold run gives."""
+    from cuda2rocm import cache
+
+    _tree(lambda name, text: write(f"t/{name}", text))
+    _age(tmp_path / "t")
+    _lint(tmp_path)
+    hashed: list[bytes] = []
+    blake2b = cache.hashlib.blake2b
+
+    class Counting:
+        sha256 = staticmethod(cache.hashlib.sha256)
+
+        @staticmethod
+        def blake2b(data=b"", **kwargs):
+            hashed.append(bytes(data))
+            return blake2b(data, **kwargs)
+
+    monkeypatch.setattr(cache, "hashlib", Counting)
+    target = tmp_path / "t/pkg/more.py"
+    target.write_text(target.read_text().replace("zeros(1", "zeros(2"))  # the same size
+    changed = _lint(tmp_path)
+    unchanged = {p.read_bytes() for p in (tmp_path / "t").rglob("*") if p.is_file()}
+    unchanged.discard(target.read_bytes())
+    assert target.read_bytes() in hashed
+    assert not unchanged & set(hashed)
+    monkeypatch.undo()
+    assert changed == _lint(tmp_path, "--no-cache")
+
+
+FEATURE_H = "#pragma once\n#if __CUDA_ARCH__ >= 530\n#define MY_FAST_HALF 1\n#endif\n"
+FEATURE_USER = """\
+#include "feature.h"
+__device__ float twice(float x) {
+#ifdef MY_FAST_HALF
+  return __fmul_rn(x, 2.f);
+#else
+  return x * 2.f;
+#endif
+}
+"""
+WARP_DEFS = """\
+#pragma once
+#ifdef USE_AMD_ROCM
+constexpr int kWarpSize = 64;
+#else
+constexpr int kWarpSize = 32;
+#endif
+"""
+WARP_KERNEL = '#include "defs.cuh"\n__global__ void k(int* o) { o[threadIdx.x % kWarpSize] = 1; }\n'
+WARP_CMAKE = (
+    'option(P_ROCM "ROCm" OFF)\nif(P_ROCM)\n  add_definitions(-DUSE_AMD_ROCM)\nendif()\n'
+    "add_library(p k.cu user.cu other.cu)\n"
+)
+
+
+def _diagnostics(output: str) -> list[tuple[str, str, int, str]]:
+    return [
+        (Path(d["path"]).name, d["rule"], d["line"], d["severity"])
+        for d in json.loads(output)["diagnostics"]
+    ]
+
+
+def test_macro_facts_kept_per_file_follow_edits_of_either_side(write, tmp_path, memos):
+    """The project macros keep what each C/C++ file says on its own (feature macros defined
+    under `__CUDA_ARCH__`, their uses, warp-size definitions) per file: after an edit of the
+    defining header or of a file that uses it, the result is a cold run's. other.cu is never
+    edited: its uses are judged again when the header adds a feature macro it names."""
+    files = {
+        "feature.h": FEATURE_H,
+        "user.cu": FEATURE_USER,
+        "other.cu": '#include "feature.h"\nint level = NEW_FEAT;\n',
+        "defs.cuh": WARP_DEFS,
+        "k.cu": WARP_KERNEL,
+        "CMakeLists.txt": WARP_CMAKE,
+    }
+    for name, text in files.items():
+        write(f"t/{name}", text)
+    _age(tmp_path / "t")
+    seen = [_diagnostics(_lint(tmp_path))]
+
+    def edit(name: str, text: str) -> None:
+        (tmp_path / "t" / name).write_text(text)
+        changed = _lint(tmp_path)
+        assert memos[-1].file_hits > 0  # the other files' parts were kept
+        assert changed == _lint(tmp_path, "--no-cache")
+        seen.append(_diagnostics(changed))
+
+    edit("user.cu", FEATURE_USER + "float speed = MY_FAST_HALF;\n")  # no longer a fallback
+    edit("user.cu", FEATURE_USER)
+    edit("feature.h", FEATURE_H.replace("#endif", "#define NEW_FEAT 2\n#endif"))
+    edit("defs.cuh", WARP_DEFS.replace("kWarpSize = 64", "kWarpSize = WARP_SIZE"))
+    arch = [[d[3] for d in s if d[1] == "cuda-arch-macro"] for s in seen]
+    assert arch == [["info"], ["warning"], ["info"], ["warning"], ["warning"]]
+    assert [any(d[1] == "warp-size-32" for d in s) for s in seen] == [False] * 4 + [True]
+
+
+TOP_CMAKE = """\
+option(P_ROCM "ROCm" OFF)
+add_library(p k.cu)
+if(P_ROCM)
+  enable_language(HIP)
+  add_definitions(-DUSE_ROCM)
+else()
+  target_link_libraries(p PRIVATE ${GPU_LIBS})
+endif()
+add_subdirectory(src)
+"""
+SRC_CMAKE = "set(GPU_LIBS CUDA::cudart CUDA::cublas)\nadd_library(q q.cu)\n"
+
+
+def test_a_cmake_edit_re_lints_the_cmake_files_only(write, tmp_path, counted):
+    """What CMake findings' guards read run-wide (every CMake file's uses of a variable) is in
+    CMake files' cache keys only: an edit of the top CMakeLists.txt re-lints both CMake files
+    (src/CMakeLists.txt's `set()` is used in the top file's live code now), not the kernels
+    or the Python files; the result is a cold run's."""
+    write("t/CMakeLists.txt", TOP_CMAKE)
+    write("t/src/CMakeLists.txt", SRC_CMAKE)
+    write("t/k.cu", KERNEL)
+    write("t/src/q.cu", KERNEL)
+    write("t/pkg/more.py", "import torch\ny = torch.zeros(1, device='hip')\n")
+    _age(tmp_path / "t")
+    first = json.loads(_lint(tmp_path))
+
+    def on_set(result: dict) -> list[dict]:
+        return [
+            d
+            for d in result["diagnostics"]
+            if d["path"].endswith("src/CMakeLists.txt") and d["line"] == 1
+        ]
+
+    dead = on_set(first)
+    assert dead and all("used only where a ROCm configure never goes" in d["guarded"] for d in dead)
+    counted["reset"]()
+    (tmp_path / "t/CMakeLists.txt").write_text(
+        TOP_CMAKE + "target_link_libraries(p PUBLIC ${GPU_LIBS})\n"
+    )
+    changed = _lint(tmp_path)
+    assert sorted(counted["lint_source"]) == ["CMakeLists.txt", "CMakeLists.txt"]
+    live = on_set(json.loads(changed))
+    assert live and not any(d.get("guarded") for d in live)
+    assert changed == _lint(tmp_path, "--no-cache")
+
+
+def test_a_cmake_edit_that_builds_a_vendored_source_re_lints_it(write, tmp_path):
+    """Which sources no build compiles (`context.unbuilt`, read from the CMake files) is in
+    every file's key: an unchanged source that the top CMakeLists.txt starts to build is
+    linted again, and its findings are no longer guarded."""
+    top = "project(p)\nadd_library(p k.cu)\n"
+    write("t/CMakeLists.txt", top)
+    write("t/vendored/CMakeLists.txt", "add_executable(ex ex.cu)\n")
+    write("t/k.cu", "__global__ void k() {}\n")
+    write("t/vendored/ex.cu", KERNEL)
+    _age(tmp_path / "t")
+
+    def on_ex(output: str) -> list:
+        return [d.get("guarded") for d in json.loads(output)["diagnostics"] if "ex.cu" in d["path"]]
+
+    assert all(on_ex(_lint(tmp_path))) and on_ex(_lint(tmp_path))
+    (tmp_path / "t/CMakeLists.txt").write_text(top + "add_subdirectory(vendored)\n")
+    changed = _lint(tmp_path)
+    assert on_ex(changed) and not any(on_ex(changed))
+    assert changed == _lint(tmp_path, "--no-cache")
+
+
+def test_paths_are_resolved_again_in_each_run(write, tmp_path):
+    """A file's resolved path is kept within a run only: after a symlink on the way to it
+    changes, a second run in the same process sees it in the new tree's torch-built folder
+    (here an identical copy), exactly as the first run saw it in the old one."""
+    setup = (
+        "from setuptools import setup\nfrom torch.utils.cpp_extension import CUDAExtension\n\n"
+        'setup(name="d", ext_modules=[CUDAExtension("e", sources=["csrc/k.cu"])])\n'
+    )
+    for copy in ("t1", "t2"):
+        write(f"{copy}/setup.py", setup)
+        write(
+            f"{copy}/csrc/k.cu",
+            "#include <cuda_runtime.h>\nvoid f(float** p) { cudaMalloc(p, 4); }\n",
+        )
+    link = tmp_path / "tlink"
+    link.symlink_to(tmp_path / "t1", target_is_directory=True)
+
+    def lint() -> list:
+        result = _cli("lint", "--format", "json", "--no-cache", "-j", "1", str(link))
+        return json.loads(result.output)["diagnostics"]
+
+    assert lint() == []  # torch's build hipifies k.cu: nothing to map
+    link.unlink()
+    link.symlink_to(tmp_path / "t2", target_is_directory=True)
+    assert lint() == []
+
+
+def test_a_kept_header_scan_is_checked_against_the_headers_it_includes(write, tmp_path):
+    """mid.h is unchanged, but the header it includes now sets USE_FAST to 0: its kept
+    preprocessor pass saw the old state of cfg.h, so it is derived again, and the PTX in
+    k.cu (which sees cfg.h only through mid.h) is in code no ROCm build compiles."""
+    write("t/cfg.h", "#pragma once\n#define USE_FAST 1\n")
+    write("t/mid.h", '#pragma once\n#include "cfg.h"\n#define MID 1\n')
+    kernel = '#include "mid.h"\n__global__ void k(int *x) {\n#if USE_FAST\n'
+    write("t/k.cu", kernel + '  asm volatile("membar.gl;");\n#endif\n}\n')
+    _age(tmp_path / "t")
+
+    def ptx(output: str) -> list:
+        diagnostics = json.loads(output)["diagnostics"]
+        return [bool(d.get("guarded")) for d in diagnostics if d["rule"] == "inline-ptx"]
+
+    assert ptx(_lint(tmp_path)) == [False]
+    (tmp_path / "t/cfg.h").write_text("#pragma once\n#define USE_FAST 0\n")
+    changed = _lint(tmp_path)
+    assert ptx(changed) == [True]
+    assert changed == _lint(tmp_path, "--no-cache")
+
+
+def test_headers_that_include_each_other_give_a_cold_runs_result(write, tmp_path):
+    """An include cycle scans a header again inside its own scan (it is not yet in progress
+    there); each such pass is checked on its own, never answered with another's."""
+    write("t/a.h", '#pragma once\n#include "b.h"\n#ifndef B_SEEN\n#define A_FIRST 1\n#endif\n')
+    write(
+        "t/b.h",
+        '#pragma once\n#define B_SEEN 1\n#include "a.h"\n#ifdef A_FIRST\n#define X 1\n#endif\n',
+    )
+    kernel = '#include "a.h"\n__global__ void k(int *x) {\n#if X\n'
+    write("t/k.cu", kernel + '  asm volatile("membar.gl;");\n#endif\n}\n')
+    write(
+        "t/u.cu",
+        '#include "b.h"\n__global__ void u() {\n#ifdef A_FIRST\n  __syncwarp();\n#endif\n}\n',
+    )
+    _age(tmp_path / "t")
+    first = _lint(tmp_path)
+    assert first == _lint(tmp_path, "--no-cache")
+    for name in ("u.cu", "k.cu", "b.h"):
+        with (tmp_path / "t" / name).open("a") as fh:
+            fh.write("// touched\n")
+        assert _lint(tmp_path) == _lint(tmp_path, "--no-cache"), name
+
+
+def test_a_kept_line_model_is_checked_against_the_headers_it_includes(write, tmp_path):
+    """Whether a header is ever included on ROCm reads its includers' line models: k.cu is
+    unchanged, but USE_FAST (from cfg.h through mid.h) now lets it include other.h, whose
+    PTX is then reported, as in a cold run."""
+    write("t/cfg.h", "#pragma once\n#define USE_FAST 0\n")
+    write("t/mid.h", '#pragma once\n#include "cfg.h"\n#define MID 1\n')
+    write("t/k.cu", '#include "mid.h"\n#if USE_FAST\n#include "other.h"\n#endif\n')
+    write("t/other.h", '#pragma once\n__device__ void f() { asm volatile("membar.gl;"); }\n')
+    _age(tmp_path / "t")
+
+    def ptx(output: str) -> list:
+        diagnostics = json.loads(output)["diagnostics"]
+        return [bool(d.get("guarded")) for d in diagnostics if d["rule"] == "inline-ptx"]
+
+    assert ptx(_lint(tmp_path)) == [True]
+    (tmp_path / "t/cfg.h").write_text("#pragma once\n#define USE_FAST 1\n")
+    changed = _lint(tmp_path)
+    assert ptx(changed) == [False]
+    assert changed == _lint(tmp_path, "--no-cache")
+
+
+EXT_HELPER = """\
+import os
+
+from torch.utils.cpp_extension import CUDAExtension, IS_HIP_EXTENSION
+
+
+def make(src):
+    if not IS_HIP_EXTENSION:
+        return CUDAExtension("e", sources=[os.path.join(src, "k.cu")])
+    return None
+"""
+EXT_SETUP = """\
+from setuptools import setup
+
+from build_tools.ext import make
+
+setup(name="d", ext_modules=[make("csrc")])
+"""
+
+
+def test_a_kept_build_file_is_checked_against_the_callers_it_asked_about(write, tmp_path):
+    """build_tools/ext.py is unchanged, but the folder its callers pass changed: its kept
+    components (from the answer to "who calls make") are derived again."""
+    write("t/build_tools/__init__.py", "")
+    write("t/build_tools/ext.py", EXT_HELPER)
+    write("t/setup.py", EXT_SETUP)
+    write("t/csrc/k.cu", KERNEL)
+    write("t/other/k.cu", KERNEL)
+    _age(tmp_path / "t")
+
+    def guarded(output: str) -> dict:
+        diagnostics = json.loads(output)["diagnostics"]
+        return {
+            Path(d["path"]).parent.name: bool(d.get("guarded"))
+            for d in diagnostics
+            if d["rule"] == "inline-ptx"
+        }
+
+    assert guarded(_lint(tmp_path)) == {"csrc": True, "other": False}
+    (tmp_path / "t/setup.py").write_text(EXT_SETUP.replace('"csrc"', '"other"'))
+    changed = _lint(tmp_path)
+    assert guarded(changed) == {"csrc": False, "other": True}
+    assert changed == _lint(tmp_path, "--no-cache")
+
+
+def test_questions_of_a_kept_build_file_still_guard_the_whole_membership(write, tmp_path):
+    """Another build file's edit derives the membership again with ext.py's part kept: the
+    questions that part asked are still among the membership's, so a later edit of only
+    their answer (setup.py, not a build file) is seen."""
+    write("t/build_tools/__init__.py", "")
+    write("t/build_tools/ext.py", EXT_HELPER)
+    write("t/build_tools/plain_ext.py", "from torch.utils.cpp_extension import CppExtension\n")
+    write("t/setup.py", EXT_SETUP)
+    write("t/csrc/k.cu", KERNEL)
+    write("t/other/k.cu", KERNEL)
+    _age(tmp_path / "t")
+    first = _lint(tmp_path)
+    with (tmp_path / "t/build_tools/plain_ext.py").open("a") as fh:
+        fh.write("X = 1\n")
+    assert _lint(tmp_path) == first
+    (tmp_path / "t/setup.py").write_text(EXT_SETUP.replace('"csrc"', '"other"'))
+    changed = _lint(tmp_path)
+    assert changed != first
+    assert changed == _lint(tmp_path, "--no-cache")

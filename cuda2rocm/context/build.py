@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import copy
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -380,6 +381,10 @@ def _existing(base: Path, literal: str) -> Path | None:
     return None
 
 
+#: `keep(derive)`: `derive()`, or its value kept from an earlier run (`membership`'s memo).
+Keep = Callable[[Callable[[], tuple[list["Component"], bool]]], tuple[list["Component"], bool]]
+
+
 def python_components(
     path: Path,
     display: str,
@@ -387,17 +392,59 @@ def python_components(
     root: Path,
     callers: CallSites | None = None,
     deferred: list[Callable[[list[Component]], list[Component]]] | None = None,
+    keep: Keep | None = None,
 ) -> list[Component]:
     """CUDA-only components named by one Python build file. With `deferred`, the helper
     modules it imports only where ROCm never runs are decided later (`deferred` receives a
-    function of the run's components): another file may import them only to build one."""
+    function of the run's components): another file may import them only to build one.
+    `keep`: the file's own components may be kept from an earlier run (its `Paths`, the
+    costly part, is then built only if it imports a project module)."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []
-    paths = Paths(text, path, _imported_helpers(tree, root), tree=tree, env_defaults=True)
-    if not paths.rocm:
+    held: dict[str, Paths] = {}
+
+    def paths_of() -> Paths:
+        if "paths" not in held:
+            helpers = _imported_helpers(tree, root)
+            held["paths"] = Paths(text, path, helpers, tree=tree, env_defaults=True)
+        return held["paths"]
+
+    def derive() -> tuple[list[Component], bool]:
+        return _own_components(tree, paths_of(), path, display, root, callers)
+
+    if keep is None:
+        own, rocm = derive()
+    else:
+        own, rocm = keep(derive)
+        own = copy.deepcopy(own)  # `_dead_imports` adds helpers to them: not to the kept ones
+    if not rocm:
         return []
+
+    def dead_imports(known: list[Component]) -> list[Component]:
+        if callers is None or not _project_imports(tree, root):
+            return []  # what `_dead_imports` finds then, without building `Paths`
+        return _dead_imports(tree, paths_of(), path, root, display, callers, own, known)
+
+    if deferred is None:
+        return own + dead_imports(own)
+    deferred.append(dead_imports)
+    return own
+
+
+def _own_components(
+    tree: ast.Module,
+    paths: Paths,
+    path: Path,
+    display: str,
+    root: Path,
+    callers: CallSites | None,
+) -> tuple[list[Component], bool]:
+    """(the folders and files one build file compiles only for CUDA, whether ROCm runs any
+    of it at all: a file that never runs there names no component and imports none)."""
+    if not paths.rocm:
+        return [], False
     base = path.resolve().parent
     cuda_only: dict[Path, str] = {}
     rocm: set[Path] = set()
@@ -426,15 +473,17 @@ def python_components(
         for found in list(rocm):
             if found in {f for f, _, _ in helper_files}:
                 rocm.discard(found)
-    own = _group(cuda_only, rocm, reasons, display)
+    return _group(cuda_only, rocm, reasons, display), True
 
-    def dead_imports(known: list[Component]) -> list[Component]:
-        return _dead_imports(tree, paths, path, root, display, callers, own, known)
 
-    if deferred is None:
-        return own + dead_imports(own)
-    deferred.append(dead_imports)
-    return own
+def _project_imports(tree: ast.Module, root: Path) -> bool:
+    """Whether the file imports a module of the project by absolute name (`_dead_imports`
+    looks at nothing else)."""
+    return any(
+        root.joinpath(*node.module.split(".")).with_suffix(".py").is_file()
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and not node.level and node.module
+    )
 
 
 def _dead_imports(
@@ -1022,6 +1071,7 @@ def membership(
     off: dict[str, str] | None = None,
     torch_built: Callable[[str], bool] | None = None,
     callers: CallSites | None = None,
+    memo=None,
 ) -> Membership:
     """Components of a run: `files` holds (path, display, language, bytes) of its Python and
     CMake files; `sources` (path, bytes) its C/C++ files, to tell whether a header that an
@@ -1029,7 +1079,9 @@ def membership(
     `off` the run's NVIDIA-only options when the caller has them (`nvidia_options.options`);
     `torch_built(path)`: whether torch's cpp_extension builds a file (`context.unbuilt`);
     `callers` the run's Python files as `CallSites` (made here when not given: the caller
-    passes its own to see what was asked of them)."""
+    passes its own to see what was asked of them). `memo` (warm.FactsMemo): each Python
+    build file's own components are kept while it, what it read and the answers to what it
+    asked of the other files are as they were."""
     files = list(files)
     companions: dict[str, bool | None] = {}
     for _, _, language, data in files:
@@ -1052,7 +1104,8 @@ def membership(
             if language == "python" and any(t in data for t in BUILDER_TOKENS):
                 base = root or path.resolve().parent
                 text = data.decode("utf-8", "replace")
-                found += python_components(path, display, text, base, callers, deferred)
+                keep = _keeper(memo, callers, path, display, data, base)
+                found += python_components(path, display, text, base, callers, deferred, keep)
             elif language == "cmake" and (b"add_subdirectory" in data or off):
                 text = data.decode("utf-8", "replace")
                 found += cmake_components(path, display, text, known, off, flow)
@@ -1079,6 +1132,35 @@ def membership(
     with contextlib.suppress(RecursionError, OSError, ValueError):
         unbuilt = unbuilt_sources(cmake_files, torch_built)
     return Membership(found, known, off, texts, flow, unbuilt if cmake_files else {})
+
+
+def _keeper(memo, callers: CallSites, path: Path, display: str, data: bytes, base: Path):
+    """`keep` for `python_components`: one memo part per build file (warm.FactsMemo.call),
+    kept while the answers to the questions it asked of the run's files are the same."""
+    if memo is None:
+        return None
+    from cuda2rocm.cache import content_hash
+
+    def answer(question) -> list:
+        return [(str(p), content_hash(d)) for p, d in callers.answer(tuple(question))]
+
+    def keep(derive):
+        before = len(callers.asked)
+
+        def compute():
+            value = derive()
+            return value, [(q, answer(q)) for q in callers.asked[before:]]
+
+        def valid(kept) -> bool:
+            return all(answer(q) == got for q, got in kept[1])
+
+        inputs = [str(path), display, content_hash(data), str(base)]
+        value, answers = memo.call(f"python-components {display}", inputs, compute, valid)
+        if len(callers.asked) == before:  # kept: the questions still count as asked
+            callers.asked.extend(q for q, _ in answers)
+        return value
+
+    return keep
 
 
 def _included_headers(

@@ -74,18 +74,25 @@ class ProjectMacros:
         torch_built: Callable[[str], bool] | None = None,
         others: Iterable[str] = (),
         unbuilt: Mapping[Path, str] | None = None,
+        memo=None,
+        hashes: Mapping[str, str] | None = None,
     ) -> ProjectMacros:
         """`others`: texts of the run's other files (Python) that may hold C++ with
         `#include` lines (`load_inline` sources): a header they name is never `unincluded`.
         `unbuilt`: sources no build of the run compiles (`context.unbuilt`), resolved path ->
-        why: an `#include` in one of them reaches no ROCm compile."""
+        why: an `#include` in one of them reaches no ROCm compile. `memo` (warm.FactsMemo)
+        with `hashes` (path -> content hash of its text): what each file holds on its own
+        (warp-size definitions, feature macros) is kept per file, so one changed file is the
+        only one searched again."""
         self = cls(
             texts={_norm(p): t for p, t in texts.items() if "#" in t},
             torch_built=torch_built,
             defines=defines,
         )
+        own = self._own = _PerFile(memo, {_norm(p): h for p, h in (hashes or {}).items()})
+        self._scan_key = (self._defines_key(),)
         # A header with no directive can still define the warp constant (`wavefront_constants`).
-        plain = {_norm(p): t for p, t in texts.items() if "#" not in t and _WARP_HINT.search(t)}
+        plain = {_norm(p): t for p, t in texts.items() if "#" not in t and _mentions_warp(t)}
         self.paths = frozenset(self.texts)
         for path in self.texts:
             self.by_name.setdefault(PurePosixPath(path).name, []).append(path)
@@ -103,13 +110,15 @@ class ProjectMacros:
                         where = f"{path}:{line}"
                     self.sites[p][name] = (may or live is not False, where)
         reachable = self._hip_reachable()
-        self.wavefronts = wavefront_constants(self, plain, reachable)
-        self.mask_free_macros = warp_masks.mask_free_macros(self.texts, reachable)
-        self.wide_mask_types = warp_masks.wide_mask_types(self.texts, reachable)
-        self.runtime_first = runtime_provided.runtime_first(self.texts, self._find)
+        self.wavefronts = wavefront_constants(self, plain, reachable, own.warp_definitions)
+        self.mask_free_macros = warp_masks.mask_free_macros(self.texts, reachable, own.mask_macros)
+        self.wide_mask_types = warp_masks.wide_mask_types(self.texts, reachable, own.mask_types)
+        self.runtime_first = runtime_provided.runtime_first(self.texts, self._find, own.includes)
+        sites = [sorted(self.sites[p].items()) for p in PASSES]
+        self._model_key = (*self._scan_key, hashlib.blake2b(repr(sites).encode()).hexdigest())
         self.unincluded = unincluded_headers(self, others, unbuilt or {})
-        self.fallback_features = fallback_features({**self.texts, **plain})
-        del self._in_progress
+        self.fallback_features = fallback_features({**self.texts, **plain}, own)
+        del self._in_progress, self._own, self._scan_key, self._model_key  # not facts
         self.texts = {}
         self.torch_built = None
         self.digest = self._digest()
@@ -129,18 +138,62 @@ class ProjectMacros:
         return reachable
 
     def _scan(self, path: str, pass_name: str) -> preprocessor.Scan:
+        """One pass over a project file, kept per file (`_PerFile.scan`) with the header
+        states its includes resolved to: kept while each include still resolves to the
+        same state."""
         built = bool(self.torch_built and self.torch_built(path))
-        lookup = self._build_lookup(pass_name, preprocessor.base_lookup(pass_name, built))
-        scan = preprocessor.scan(
-            self.texts[path],
-            lookup,
-            path,
-            self._resolve_building,
-            pass_name,
-            preprocessor.hipify_renames(built),
-        )
+
+        def compute() -> tuple[preprocessor.Scan, tuple]:
+            seen: list[tuple[str, str, str, Mapping[str, Val] | None]] = []
+
+            def resolve(include: str, includer: str, pass_: str) -> Mapping[str, Val] | None:
+                state = self._resolve_building(include, includer, pass_)
+                seen.append((include, includer, pass_, state))
+                return state
+
+            lookup = self._build_lookup(pass_name, preprocessor.base_lookup(pass_name, built))
+            scan = preprocessor.scan(
+                self.texts[path],
+                lookup,
+                path,
+                resolve,
+                pass_name,
+                preprocessor.hipify_renames(built),
+            )
+            return scan, tuple(seen)
+
+        def valid(kept: tuple) -> bool:
+            return all(self._resolve_building(i, r, p) == state for i, r, p, state in kept[1])
+
+        own = getattr(self, "_own", None) or _PerFile()
+        key = (pass_name, built, *getattr(self, "_scan_key", (self._defines_key(),)))
+        scan = own.scan(path, key, compute, valid)[0]
         self.states[(path, pass_name)] = scan.state
         return scan
+
+    def line_model(self, path: str) -> preprocessor.LineModel:
+        """`preprocessor.model` of a project file with these facts, kept per file (content,
+        torch-built, build flags, macro sites) while its includes resolve to the same
+        states (during `build`; directly otherwise)."""
+        built = bool(self.torch_built and self.torch_built(path))
+
+        def compute() -> tuple[preprocessor.LineModel, tuple]:
+            seen = _Recording(self)
+            return preprocessor.model(self.texts[path], path, built, seen), tuple(seen.seen)
+
+        def valid(kept: tuple) -> bool:
+            return all(self.resolve(i, r, p) == state for i, r, p, state in kept[1])
+
+        own, key = getattr(self, "_own", None), getattr(self, "_model_key", None)
+        if own is None or key is None:
+            return compute()[0]
+        return own.model(path, (built, *key), compute, valid)[0]
+
+    def _defines_key(self) -> str:
+        """What the build's flags say, as `_build_lookup` reads them (part of a scan's key)."""
+        d = self.defines
+        facts = (sorted(d.rocm.items()), sorted(d.unknown), sorted(d.cuda_only.items()))
+        return hashlib.blake2b(repr(facts).encode(), digest_size=12).hexdigest()
 
     def _resolve_building(self, include: str, includer: str, pass_name: str):
         target = self._find(include, includer)
@@ -159,8 +212,17 @@ class ProjectMacros:
 
     def _find(self, include: str, includer: str) -> str | None:
         """The project file an `#include` names: beside the includer, else the one file of the
-        run whose path ends with it (several candidates: unknown)."""
-        beside = _norm(os.path.join(os.path.dirname(includer), include))
+        run whose path ends with it (several candidates: unknown). Asked once per include
+        and folder (the run's files are fixed once `build` has listed them)."""
+        folder = os.path.dirname(includer)
+        found = self.__dict__.setdefault("_found", {})
+        key = (include, folder)
+        if key not in found:
+            found[key] = self._find_in(include, folder)
+        return found[key]
+
+    def _find_in(self, include: str, folder: str) -> str | None:
+        beside = _norm(os.path.join(folder, include))
         if beside in self.paths:
             return beside
         suffix = "/" + _norm(include).lstrip("./")
@@ -259,50 +321,136 @@ def _groups(text: str):
     return [(w, r, o, g, has_other.get(g, False)) for w, r, o, g in found]
 
 
-def fallback_features(texts: Mapping[str, str]) -> frozenset[str]:
+class _Recording:
+    """The project's facts as `preprocessor.model` reads them, noting each include's state."""
+
+    def __init__(self, project: ProjectMacros) -> None:
+        self.project = project
+        self.seen: list[tuple[str, str, str, Mapping[str, Val] | None]] = []
+
+    def lookup(self, pass_name: str, below: Callable[[str], Val]) -> Callable[[str], Val]:
+        return self.project.lookup(pass_name, below)
+
+    def resolve(self, include: str, includer: str, pass_name: str) -> Mapping[str, Val] | None:
+        state = self.project.resolve(include, includer, pass_name)
+        self.seen.append((include, includer, pass_name, state))
+        return state
+
+
+class _PerFile:
+    """What one file's text says on its own, kept per file in `memo` (warm.FactsMemo) under
+    its content hash; computed directly for a file with no hash or without a memo."""
+
+    def __init__(self, memo=None, hashes: Mapping[str, str] | None = None) -> None:
+        self.memo = memo
+        self.hashes = hashes or {}
+
+    def _kept(self, kind: str, path: str, extra: tuple, compute):
+        digest = self.hashes.get(path)
+        if self.memo is None or digest is None:
+            return compute()
+        return self.memo.per_file(kind, (digest, *extra), compute)
+
+    def warp_definitions(self, path: str, text: str) -> tuple:
+        return self._kept("pm-warp", path, (), lambda: _warp_definitions(text))
+
+    def scan(self, path: str, extra: tuple, compute, valid) -> tuple:
+        """A preprocessor pass over the file (`ProjectMacros._scan`), checked by `valid` on
+        every call: two calls in one run may see different include states (a cycle)."""
+        digest = self.hashes.get(path)
+        if self.memo is None or digest is None:
+            return compute()
+        key = (digest, path, *extra)
+        return self.memo.per_file("pm-scan", key, compute, valid, again=True)
+
+    def model(self, path: str, extra: tuple, compute, valid) -> tuple:
+        """A file's line model with the project's facts (`ProjectMacros.line_model`)."""
+        digest = self.hashes.get(path)
+        if self.memo is None or digest is None:
+            return compute()
+        return self.memo.per_file("pm-model", (digest, path, *extra), compute, valid)
+
+    def mask_macros(self, path: str, text: str) -> tuple:
+        return self._kept(
+            "pm-mask-macros", path, (), lambda: warp_masks.mask_macro_definitions(text)
+        )
+
+    def mask_types(self, path: str, text: str) -> tuple:
+        return self._kept("pm-mask-types", path, (), lambda: warp_masks.mask_type_definitions(text))
+
+    def includes(self, path: str, text: str) -> tuple[str, ...]:
+        return self._kept("pm-includes", path, (), lambda: runtime_provided.included_names(text))
+
+    def arch_features(self, path: str, text: str) -> frozenset[str]:
+        return self._kept("pm-arch", path, (), lambda: _arch_features(text))
+
+    def misused(self, path: str, text: str, candidates: frozenset[str]) -> frozenset[str]:
+        key = (tuple(sorted(candidates)),)
+        return self._kept("pm-misused", path, key, lambda: _misused(text, candidates))
+
+
+def _arch_features(text: str) -> frozenset[str]:
+    """Macros `#define`d directly in the first branch of an `#if` on `__CUDA_ARCH__`."""
+    if "__CUDA_ARCH__" not in text:
+        return frozenset()
+    candidates: set[str] = set()
+    arch_groups: set[int] = set()
+    in_first: set[int] = set()
+    for word, rest, _, group, _ in _groups(text):
+        if word in ("if", "ifdef") and "__CUDA_ARCH__" in rest:
+            arch_groups.add(group)
+            in_first.add(group)
+        elif word in ("elif", "else"):
+            in_first.discard(group)
+        elif word == "define" and group in arch_groups and group in in_first:
+            m = re.match(r"\s+([A-Za-z_]\w*)\b(?!\()", rest)
+            if m:
+                candidates.add(m.group(1))
+    return frozenset(candidates)
+
+
+def _misused(raw: str, candidates: frozenset[str]) -> frozenset[str]:
+    """Those of `candidates` that `raw` mentions outside a test with an `#else` (or its own
+    `#define`/`#undef` name): a use that a fallback does not cover."""
+    if not any(c in raw for c in candidates):
+        return frozenset()  # a mention holds the name itself
+    words = re.compile(r"\b(" + "|".join(sorted(map(re.escape, candidates))) + r")\b")
+    if not words.search(raw):
+        return frozenset()
+    bad: set[str] = set()
+    text = preprocessor.blank_comments(raw)  # `#endif // FEATURE` is no use
+    allowed: list[tuple[int, int]] = []  # spans of directives where a mention is fine
+    for word, rest, offset, _, other in _groups(text):
+        line_end = text.find("\n", offset)
+        end = len(text) if line_end < 0 else line_end
+        if word == "ifndef" or (word in ("if", "ifdef", "elif") and other):
+            allowed.append((offset, end))  # ROCm compiles the side without the feature
+        elif word == "define":
+            m = re.match(r"\s+([A-Za-z_]\w*)", rest)
+            if m and m.group(1) in candidates:  # its own name, not its body
+                allowed.append((offset, offset + len(word) + 1 + m.end()))
+    for m in words.finditer(text):
+        if not any(a <= m.start() < b for a, b in allowed):
+            bad.add(m.group(1))
+    return frozenset(bad)
+
+
+def fallback_features(texts: Mapping[str, str], own: _PerFile | None = None) -> frozenset[str]:
     """Macros `#define`d (object-like) directly in the first branch of an `#if` on
     `__CUDA_ARCH__` (faiss's `#if __CUDA_ARCH__ >= 530` / `#define FAISS_USE_FULL_FLOAT16 1`)
     and mentioned anywhere else in the run only in the condition of an `#if`/`#ifdef`/`#elif`
     whose group has an `#else`/`#elif` (or in another `#define`/`#undef` of it). On ROCm the
     macro stays undefined, so each such test compiles its other side: a fallback, not a gap.
     A use in code, in a macro body, or in a test with nothing on the other side disqualifies."""
-    candidates: set[str] = set()
-    for text in texts.values():
-        if "__CUDA_ARCH__" not in text:
-            continue
-        arch_groups: set[int] = set()
-        in_first: set[int] = set()
-        for word, rest, _, group, _ in _groups(text):
-            if word in ("if", "ifdef") and "__CUDA_ARCH__" in rest:
-                arch_groups.add(group)
-                in_first.add(group)
-            elif word in ("elif", "else"):
-                in_first.discard(group)
-            elif word == "define" and group in arch_groups and group in in_first:
-                m = re.match(r"\s+([A-Za-z_]\w*)\b(?!\()", rest)
-                if m:
-                    candidates.add(m.group(1))
+    own = own or _PerFile()
+    candidates: frozenset[str] = frozenset().union(
+        *(own.arch_features(path, text) for path, text in texts.items())
+    )
     if not candidates:
         return frozenset()
-    words = re.compile(r"\b(" + "|".join(sorted(map(re.escape, candidates))) + r")\b")
-    bad: set[str] = set()
-    for raw in texts.values():
-        if not words.search(raw):
-            continue
-        text = preprocessor.blank_comments(raw)  # `#endif // FEATURE` is no use
-        allowed: list[tuple[int, int]] = []  # spans of directives where a mention is fine
-        for word, rest, offset, _, other in _groups(text):
-            line_end = text.find("\n", offset)
-            end = len(text) if line_end < 0 else line_end
-            if word == "ifndef" or (word in ("if", "ifdef", "elif") and other):
-                allowed.append((offset, end))  # ROCm compiles the side without the feature
-            elif word == "define":
-                m = re.match(r"\s+([A-Za-z_]\w*)", rest)
-                if m and m.group(1) in candidates:  # its own name, not its body
-                    allowed.append((offset, offset + len(word) + 1 + m.end()))
-        for m in words.finditer(text):
-            if not any(a <= m.start() < b for a, b in allowed):
-                bad.add(m.group(1))
+    bad: frozenset[str] = frozenset().union(
+        *(own.misused(path, text, candidates) for path, text in texts.items())
+    )
     return frozenset(candidates - bad)
 
 
@@ -316,6 +464,14 @@ _WARP_DEFINITION = re.compile(
     re.I | re.M,
 )
 _WARP_HINT = re.compile(_WARP_NAME, re.I)
+
+
+def _mentions_warp(text: str) -> bool:
+    """`_WARP_HINT.search(text)`, quickly: every name it matches holds "warp" (re.I matches
+    only ASCII letters to w, a, r, p), so a text without it is not searched."""
+    return "warp" in text.lower() and _WARP_HINT.search(text) is not None
+
+
 _WAVE_TEST = re.compile(r"__AMDGCN_WAVEFRONT_SIZE|__GFX1[0-2]__|__gfx1[0-2]\w*__")
 _CONDITIONAL = re.compile(r"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b([^\n]*)", re.M)
 
@@ -352,8 +508,25 @@ def _wave_tested(text: str, offset: int) -> bool:
     return bool(stack) and bool(_WAVE_TEST.search(stack[-1]))
 
 
+def _warp_definitions(text: str) -> tuple[tuple[str, int, bool], ...]:
+    """(name, line, follows the wavefront) of every warp-size definition in one text."""
+    if not _mentions_warp(text):
+        return ()
+    out = []
+    for m in _WARP_DEFINITION.finditer(text):
+        name = m.group("macro") or m.group("name")
+        value = m.group("mvalue") if m.group("macro") else m.group("value")
+        line = text.count("\n", 0, m.start()) + 1
+        fine = _follows_wavefront(value) or (_is_32(value) and _wave_tested(text, m.start()))
+        out.append((name, line, fine))
+    return tuple(out)
+
+
 def wavefront_constants(
-    project: ProjectMacros, plain: Mapping[str, str], reachable: Callable[[str, int], bool]
+    project: ProjectMacros,
+    plain: Mapping[str, str],
+    reachable: Callable[[str, int], bool],
+    definitions: Callable[[str, str], Iterable[tuple[str, int, bool]]] | None = None,
 ) -> dict[str, str]:
     """Warp-size constants that follow the wavefront in a ROCm build: every definition of the
     name in the run that some HIP pass may compile follows the wavefront (`64`,
@@ -361,19 +534,15 @@ def wavefront_constants(
     (faiss's `#ifdef USE_AMD_ROCM` / `#if __AMDGCN_WAVEFRONT_SIZE == 32u`), and at least one is
     compiled. Definitions in code every HIP pass skips (the CUDA `#else`) do not count; any
     ROCm-reachable bare 32 keeps the name reported. `plain`: files with no directive (every
-    line compiled); `reachable(path, line)`: whether a HIP pass may compile a line of the others."""
+    line compiled); `reachable(path, line)`: whether a HIP pass may compile a line of the others.
+    `definitions(path, text)`: `_warp_definitions(text)` (kept per file by the caller)."""
     sites: dict[str, list[tuple[bool, str]]] = {}
     for path, text in [*project.texts.items(), *plain.items()]:
-        if not _WARP_HINT.search(text):
-            continue
         directives = path in project.texts
-        for m in _WARP_DEFINITION.finditer(text):
-            name = m.group("macro") or m.group("name")
-            value = m.group("mvalue") if m.group("macro") else m.group("value")
-            line = text.count("\n", 0, m.start()) + 1
+        found = definitions(path, text) if definitions else _warp_definitions(text)
+        for name, line, fine in found:
             if directives and not reachable(path, line):
                 continue  # only the CUDA build compiles it
-            fine = _follows_wavefront(value) or (_is_32(value) and _wave_tested(text, m.start()))
             sites.setdefault(name, []).append((fine, f"{path}:{line}"))
     return {
         name: found[0][1]
@@ -436,8 +605,7 @@ def unincluded_headers(
         if unbuilt and Path(path).resolve() in unbuilt:
             return "no build of the run compiles that file"
         if path not in models:
-            built = bool(project.torch_built and project.torch_built(path))
-            models[path] = preprocessor.model(texts[path], path, built, project)
+            models[path] = project.line_model(path)
         return models[path].reason(line)
 
     out: dict[str, str] = {}

@@ -14,7 +14,7 @@ run includes is unknown, so it keeps its finding.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 _INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*([<"])([^>"\n]+)[>"]', re.M)
 _PROVIDES = re.compile(
@@ -24,14 +24,22 @@ _PROVIDES = re.compile(
 _HEADER_SUFFIXES = (".h", ".hpp", ".hxx", ".cuh", ".inl", ".hh")
 
 
+def included_names(text: str) -> tuple[str, ...]:
+    """The names of a file's `#include`s, in order."""
+    return tuple(m.group(2).strip() for m in _INCLUDE.finditer(text))
+
+
 def runtime_first(
-    texts: Mapping[str, str], find: Callable[[str, str], str | None]
+    texts: Mapping[str, str],
+    find: Callable[[str, str], str | None],
+    names_of: Callable[[str, str], Iterable[str]] | None = None,
 ) -> frozenset[str]:
     """Paths of headers every include site of which comes after the runtime header.
-    `find(include, includer)`: the project file an `#include` names, or None."""
+    `find(include, includer)`: the project file an `#include` names, or None.
+    `names_of(path, text)`: `included_names(text)` (kept per file by the caller)."""
     includes: dict[str, list[tuple[str, str | None]]] = {}
     for path, text in texts.items():
-        names = [m.group(2).strip() for m in _INCLUDE.finditer(text)]
+        names = names_of(path, text) if names_of else included_names(text)
         includes[path] = [(name, find(name, path)) for name in names]
     # Files that bring the runtime in (directly or through project headers): a fixpoint.
     provides = {p for p, incs in includes.items() if any(_PROVIDES.match(n) for n, _ in incs)}

@@ -135,7 +135,9 @@ def arch_components(
     found: list[Component] = []
     for path, display, language, data in files:
         is_cmake = language == "cmake" and path.name == "CMakeLists.txt"
-        is_python = language == "python" and any(t in data for t in PY_BUILD_TOKENS)
+        is_python = language == "python" and memo.per_file(
+            "py-build?", (content_hash(data),), lambda d=data: any(t in d for t in PY_BUILD_TOKENS)
+        )
         if not (is_cmake or is_python):
             continue
         folder = path.resolve().parent
@@ -309,7 +311,10 @@ def dsl_components(
         return []
     memo = memo if memo is not None else NoMemo()
     files = [f for f in files if f[2] == "python"]
-    if not any(b"cutlass" in data for *_, data in files):
+    if not any(
+        memo.per_file("cutlass?", (content_hash(d),), lambda d=d: b"cutlass" in d)
+        for *_, d in files
+    ):
         # No file names the DSL: no direct user, so no DSL package and no component (the
         # common case; saves parsing every Python file of a large tree).
         return []
