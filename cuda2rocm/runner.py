@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import dataclasses
+import gc
 import hashlib
 import os
 import threading
@@ -509,12 +510,27 @@ def run(
             if progress:
                 progress(0, 0)
     if result is None:
-        with hashing():
+        with hashing(), fewer_collections():
             result = _run(linter, items, jobs, cache, progress, snapshot, fix_unsafe)
     for problem in problems:
         result.diagnostics.append(_general("read-error", problem.display, problem.message))
     result.diagnostics.sort(key=lambda d: d.sort_key)
     return result
+
+
+@contextlib.contextmanager
+def fewer_collections(young: int = 10_000) -> Iterator[None]:
+    """Python's cycle collector at a tenth of its default rate while files are linted. The
+    syntax trees a lint allocates die young and are freed by reference counting; at the
+    default (a collection every 700 allocations, a full one every 100) the collector scanned
+    the growing live heap ~40 times, 4.6 of flash-attention's 24 CPU s (0.9 s here, peak
+    memory 111 -> 133 MB). Pool workers forked inside inherit it."""
+    before = gc.get_threshold()
+    gc.set_threshold(max(before[0], young), *before[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*before)
 
 
 def _run(

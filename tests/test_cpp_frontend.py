@@ -226,3 +226,79 @@ def test_odd_literals_do_not_break_the_rules():
     )
     found = Linter(CPP_RULES).lint_source(source("k.cu", code))
     assert [d.rule for d in found] == ["warp-size-32"]  # 0x1f == 31
+
+
+def _walked(view: cpp.CppView) -> dict[str, list]:
+    """What a preorder walk over every node files: never inside comments and strings, includes
+    filed but not entered (`#include MACRO`), asm statements filed but not entered."""
+    kinds = {
+        "identifiers": {
+            "identifier",
+            "type_identifier",
+            "namespace_identifier",
+            "field_identifier",
+        },
+        "numbers": {"number_literal"},
+        "calls": {"call_expression"},
+        "includes": {"preproc_include"},
+        "conditions": {"preproc_if", "preproc_elif", "preproc_ifdef", "preproc_elifdef"},
+        "defines": {"preproc_def", "preproc_function_def"},
+        "asm": {"gnu_asm_expression"},
+        "declarations": {"declaration", "field_declaration"},
+        "loops": {"for_statement"},
+        "functions": {"function_definition"},
+        "launch_bounds": {"launch_bounds"},
+        "using": {"using_declaration"},
+    }
+    filed: dict[str, list] = {name: [] for name in kinds}
+    filed["first_error"] = []
+    stack = [view.tree.root_node]
+    while stack:
+        node = stack.pop()
+        if node.type in ("comment", "string_literal", "raw_string_literal", "char_literal"):
+            continue
+        if node.is_error or node.is_missing:
+            filed["first_error"].append(node)
+        for name, types in kinds.items():
+            if node.type in types:
+                filed[name].append(node)
+        if node.type not in ("preproc_include", "gnu_asm_expression"):
+            stack.extend(reversed(node.children))
+    filed["identifiers"].sort(key=lambda n: n.start_byte)
+    filed["numbers"].sort(key=lambda n: n.start_byte)
+    filed["first_error"] = filed["first_error"][:1]
+    return filed
+
+
+WALK_CASES = [
+    "#include HEADER_MACRO\n#include <cuda.h>\nint x = 1; // cudaMalloc(y)\n",
+    'void f() { asm volatile("mov.u32 %0, %1;" : "=r"(a) : "r"(b + 2)); g(h(1)(2)); }\n',
+    "void f() { int a = 3 + ; if (x { y(1); } }\n",  # errors and missing nodes
+    "#define M(a) foo(a, 1) /* c */\n#if defined(X) && Y > 2\nint a;\n#elif Z\n#endif\n",
+    "struct S { int a = 0x10; using T = int; };\nfor_each(v, [](int i) { return i; });\n",
+    "char c = 'x'; auto s = R\"(int y = 2;)\"; template <int N> __global__ void k() {}\n",
+]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [*WALK_CASES, *(p.read_text(encoding="utf-8") for p in FILES)],
+    ids=[*(f"case{i}" for i in range(len(WALK_CASES))), *(p.name for p in FILES)],
+)
+def test_the_query_files_what_a_walk_over_every_node_files(text):
+    view = cpp.parse(SourceFile("x.cu", "cuda", text))
+    walked = _walked(view)
+    for name, nodes in walked.items():
+        if name == "includes":
+            got = [i.node for i in view.includes]
+            nodes = [n for n in nodes if n.child_by_field_name("path") is not None]
+            nodes = [n for n in nodes if n.child_by_field_name("path").type != "identifier"]
+        elif name == "conditions":
+            got = [node for node, _ in view.conditions]
+        elif name == "first_error":
+            got = [] if view.first_error is None else [view.first_error]
+        else:
+            got = getattr(view, name)
+        assert [(n.type, n.start_byte, n.end_byte) for n in got] == [
+            (n.type, n.start_byte, n.end_byte) for n in nodes
+        ], name

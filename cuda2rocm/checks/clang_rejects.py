@@ -27,7 +27,13 @@ import re
 
 from tree_sitter import Node
 
-from cuda2rocm.frontends.cpp import CppRule, ancestors, hip_excluded, nodes_of_type
+from cuda2rocm.frontends.cpp import (
+    CppRule,
+    ancestors,
+    hip_excluded,
+    nodes_of_type,
+    nodes_of_types,
+)
 from cuda2rocm.model import Severity
 
 #: Class templates whose deduction in device code hipcc 5.2 rejects (libstdc++'s deduction
@@ -41,15 +47,17 @@ _STD_CONTAINER = re.compile(r"^(const\s+)?(std::)?(array|vector)\s*<")
 _JINJA = re.compile(r"\{%-?\s*(if|for|else|elif|endif|endfor|set|macro|endmacro|include)\b")
 
 
+#: What `check` reads, and the subtrees it does not enter.
+_READ = ("kernel_call_syntax", "ERROR", "declaration", "call_expression", "qualified_identifier")
+_NOT_CODE = ("comment", "string_literal", "raw_string_literal")
+
+
 class Rule(CppRule):
     def check(self) -> None:
         view = self.view
-        self.types = _declared_types(view)
-        stack = [view.tree.root_node]
-        while stack:
-            node = stack.pop()
-            if node.type in ("comment", "string_literal", "raw_string_literal"):
-                continue
+        self._types: dict[str, str] | None = None
+        self._references: dict[int, set[str]] = {}
+        for node in nodes_of_types(view.tree.root_node, _READ, _NOT_CODE):
             if node.type == "kernel_call_syntax":
                 self._launch([c for c in node.named_children if c.type != "comment"][:2])
             elif node.type == "ERROR":
@@ -60,7 +68,13 @@ class Rule(CppRule):
                 self._at(node)
             if node.type == "qualified_identifier" and view.text(node) in _CTAD:
                 self._deduced(node)
-            stack.extend(node.children)
+
+    @property
+    def types(self) -> dict[str, str]:
+        """name -> declared type (`_declared_types`), read only for an `.at()` in device code."""
+        if self._types is None:
+            self._types = _declared_types(self.view)
+        return self._types
 
     def _launch(self, args: list[Node]) -> None:
         for arg in args:
@@ -81,7 +95,9 @@ class Rule(CppRule):
         function = next((a for a in ancestors(decl) if a.type == "function_definition"), None)
         if function is None:
             return
-        references = _references(view, function)
+        if function.id not in self._references:  # a function with many constexpr locals
+            self._references[function.id] = _references(view, function)
+        references = self._references[function.id]
         if not references:
             return
         for init in decl.children_by_field_name("declarator"):

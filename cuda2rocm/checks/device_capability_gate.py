@@ -18,7 +18,7 @@ import libcst as cst
 from libcst.metadata import ScopeProvider
 
 from cuda2rocm.frontends.python import NameAware, string_value
-from cuda2rocm.frontends.python_fast import parse_ast
+from cuda2rocm.frontends.python_fast import parse_ast, statements
 from cuda2rocm.frontends.python_guards import HIP, VendorGuard
 from cuda2rocm.model import Severity
 
@@ -120,7 +120,8 @@ class Rule(NameAware):
         if self._candidates is None:
             tree = parse_ast(self.source.text)
             flows = []  # (words in the value, names assigned)
-            for node in ast.walk(tree) if tree is not None else ():
+            # Assignments are statements: only statements are walked, not every expression.
+            for node in statements(tree.body) if tree is not None else ():
                 if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
                     words = {getattr(n, "attr", getattr(n, "id", "")) for n in ast.walk(node.value)}
                     targets = node.targets if isinstance(node, ast.Assign) else [node.target]

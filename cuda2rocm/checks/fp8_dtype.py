@@ -61,6 +61,8 @@ class Rule(NameAware):
         """`if supports_fnuz(): dt = torch.float8_e4m3fnuz else: dt = torch.float8_e4m3fn`, or
         `fnuz if cond else fn`: the place where the format is chosen already offers the FNUZ
         one (behind the project's own test): ported, whatever the test's name."""
+        if "fnuz" not in self.source.text:
+            return False  # no branch's text can hold it (spares positioning the branch)
         for parent in self.ancestors(node):
             if isinstance(parent, cst.IfExp):
                 return "fnuz" in self.text(parent)

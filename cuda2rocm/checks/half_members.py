@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from tree_sitter import Node
 
-from cuda2rocm.frontends.cpp import CppRule, enclosing_function, hip_excluded
+from cuda2rocm.frontends.cpp import CppRule, enclosing_function, hip_excluded, nodes_of_types
 from cuda2rocm.model import Severity
 
 HALF2 = frozenset({"half2", "__half2", "at::Half2"})
@@ -138,14 +138,9 @@ class Rule(CppRule):
 
 
 def _declarations(root: Node):
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        if node.type in ("comment", "string_literal", "raw_string_literal"):
-            continue
-        if node.type in _DECLARATIONS:
-            yield node
-        stack.extend(node.children)
+    return nodes_of_types(
+        root, tuple(sorted(_DECLARATIONS)), ("comment", "string_literal", "raw_string_literal")
+    )
 
 
 def _declared_name(decl: Node) -> Node | None:

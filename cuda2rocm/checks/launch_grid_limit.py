@@ -19,7 +19,7 @@ import re
 
 from tree_sitter import Node
 
-from cuda2rocm.frontends.cpp import CppRule, ancestors, hip_excluded
+from cuda2rocm.frontends.cpp import CppRule, ancestors, hip_excluded, nodes_of_types
 
 _CEIL_DIV = re.compile(
     r"^(div_?round_?up|div_?up|ceil_?div|cdiv|ceildiv|div_?ceil|round_?up_?div|DIVUP|DIV_UP"
@@ -51,9 +51,7 @@ class Rule(CppRule):
 
     def _grids(self, function: Node):
         view = self.view
-        stack = [function]
-        while stack:
-            node = stack.pop()
+        for node in nodes_of_types(function, ("kernel_call_syntax", "call_expression")):
             if node.type == "kernel_call_syntax":
                 args = [c for c in node.named_children if c.type != "comment"]
                 if args:
@@ -66,7 +64,6 @@ class Rule(CppRule):
                     args = [c for c in args_node.named_children if c.type != "comment"]
                     if _LAUNCH.search(name) and len(args) >= 3:
                         yield args[1]
-            stack.extend(node.children)
 
     def _follow(self, expr: Node, body: Node, depth: int) -> None:
         view = self.view

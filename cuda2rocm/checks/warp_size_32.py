@@ -452,6 +452,8 @@ class Rule(CppRule):
         (TransformerEngine's `reduce_max(m, warpid)`, `warpid = threadIdx.x / 32` elsewhere),
         and a 64-lane leader test here would leave every odd warp's slot unwritten."""
         pending = self.__dict__.get("pending", [])
+        if not pending:
+            return
         flagged = [(n.start_byte, n.end_byte) for n, _, _ in pending]
 
         def clean(function) -> bool:
@@ -468,7 +470,13 @@ class Rule(CppRule):
             return (node.start_byte, node.end_byte)
 
         every = {key(f): f for f in self.view.functions}
-        fixable_fn = {k: clean(f) for k, f in every.items()}
+        cleaned: dict[tuple[int, int], bool] = {}  # only the functions asked about
+
+        def clean_at(k: tuple[int, int]) -> bool:
+            if k not in cleaned:
+                cleaned[k] = clean(every[k])
+            return cleaned[k]
+
         # A file-level constant (`#define WARP_SIZE 32`) and the functions that use it are one
         # computation: the constant is rewritten only when every function that names it is
         # rewritten too (an explicit width-32 shuffle there makes it a logical group size,
@@ -479,18 +487,21 @@ class Rule(CppRule):
             name = _defined_name(self.view, node)
             if enclosing_function(node) is None and name is not None:
                 users = [k for k, f in every.items() if name in _names(self.view, f)]
-                constants[name] = all(fixable_fn[k] for k in users)
-        for k, f in every.items():
-            names = _names(self.view, f)
-            if any(not ok and name in names for name, ok in constants.items()):
-                fixable_fn[k] = False
+                constants[name] = all(clean_at(k) for k in users)
+
+        def fixable_at(k: tuple[int, int]) -> bool:
+            if k not in every or not clean_at(k):
+                return False
+            names = _names(self.view, every[k])
+            return not any(not ok and name in names for name, ok in constants.items())
+
         for node, what, replacement in pending:
             function = enclosing_function(node)
             if function is None:
                 name = _defined_name(self.view, node)
                 fixable = constants.get(name, False) if name is not None else False
             else:
-                fixable = fixable_fn.get(key(function), False)
+                fixable = fixable_at(key(function))
             why = "this function spells 32 or 31 elsewhere too"
             if function is not None and _takes_warp_index(self.view, function):
                 why = "this function takes a warp or lane index its callers compute"

@@ -71,8 +71,47 @@ _MACRO_TOKEN = re.compile(
 
 
 @functools.lru_cache(maxsize=1)
+def _language() -> tree_sitter.Language:
+    return tree_sitter.Language(tree_sitter_cuda.language())
+
+
+@functools.lru_cache(maxsize=1)
 def _parser() -> tree_sitter.Parser:
-    return tree_sitter.Parser(tree_sitter.Language(tree_sitter_cuda.language()))
+    return tree_sitter.Parser(_language())
+
+
+#: The nodes `_walk` files, one capture per list; `closed` marks the subtrees it does not
+#: enter (`_OPAQUE`) and the nodes it files without entering (includes, asm statements).
+_FILED = """
+[(identifier) (type_identifier) (namespace_identifier) (field_identifier)] @identifiers
+(number_literal) @numbers
+(call_expression) @calls
+(preproc_include) @includes
+[(preproc_if) (preproc_elif) (preproc_ifdef) (preproc_elifdef)] @conditions
+[(preproc_def) (preproc_function_def)] @defines
+(gnu_asm_expression) @asm
+[(declaration) (field_declaration)] @declarations
+(for_statement) @loops
+(function_definition) @functions
+(launch_bounds) @launch_bounds
+(using_declaration) @using
+[(comment) (string_literal) (raw_string_literal) (char_literal)] @opaque
+"""
+_LISTED = (
+    "identifiers",
+    "numbers",
+    "calls",
+    "declarations",
+    "loops",
+    "functions",
+    "launch_bounds",
+    "using",
+)
+
+
+@functools.lru_cache(maxsize=1)
+def _filed_query() -> tree_sitter.Query:
+    return tree_sitter.Query(_language(), _FILED)
 
 
 @dataclass(frozen=True)
@@ -304,7 +343,112 @@ def syntax_error(source: SourceFile) -> str | None:
 
 
 def _walk(view: CppView, root: tree_sitter.Node) -> None:
-    """File the nodes by kind; an explicit stack, so deep nesting cannot overflow."""
+    """File the nodes by kind, as a preorder walk would that never enters comments, string
+    literals, includes or asm statements. One compiled query finds them at C speed (a walk
+    in Python over every node cost twice tree-sitter's parse); the few it finds inside what
+    the walk does not enter are dropped here, and each list is put in preorder. Where error
+    recovery made that order ambiguous (an empty missing node, two nodes on the same bytes),
+    the file is walked node by node instead."""
+    found = tree_sitter.QueryCursor(_filed_query()).captures(root)
+    closed = [*found.get("opaque", ()), *found.get("includes", ()), *found.get("asm", ())]
+    outside = _outside(closed)
+    filed = {}
+    for name in (*_LISTED, "conditions", "defines", "includes", "asm"):
+        nodes = found.get(name)
+        if nodes:
+            ordered = _preorder([n for n in nodes if outside(n)])
+            if ordered is None:
+                _walk_every_node(view, root)
+                return
+            filed[name] = ordered
+    for name in _LISTED:
+        getattr(view, name).extend(filed.get(name, ()))
+    for node in filed.get("conditions", ()):
+        if node.type in ("preproc_if", "preproc_elif"):
+            cond = node.child_by_field_name("condition")
+            if cond is not None:
+                view.conditions.append((node, cond))
+        else:
+            name = node.child_by_field_name("name")
+            if name is not None:
+                view.conditions.append((node, name))
+    for node in filed.get("defines", ()):
+        view.defines.append(node)
+        _macro_body(view, node)
+    for node in filed.get("includes", ()):
+        _include(view, node)
+    view.asm.extend(filed.get("asm", ()))
+    if root.has_error:
+        view.first_error = _first_error(root)
+
+
+def _preorder(nodes: list[tree_sitter.Node]) -> list[tree_sitter.Node] | None:
+    """`nodes` in the order of a preorder walk: by start, an enclosing node first. None when
+    offsets cannot tell (an empty node, two nodes on the same bytes: error recovery)."""
+    return _by_span(nodes, lambda n: (n.start_byte, -n.end_byte))
+
+
+def _by_span(nodes: list[tree_sitter.Node], key) -> list[tree_sitter.Node] | None:
+    """`nodes` sorted by `key` (of their offsets), or None when two spans tie or one is empty."""
+    keyed = sorted((key(n), i) for i, n in enumerate(nodes))
+    last = None
+    for k, _ in keyed:
+        if k == last or k[0] == -k[1] or k[0] == k[1]:  # a tie, or an empty span
+            return None
+        last = k
+    return [nodes[i] for _, i in keyed]
+
+
+def _first_error(root: tree_sitter.Node) -> tree_sitter.Node | None:
+    """The first error or missing node of `_walk_every_node`'s walk (which skips opaque
+    nodes and does not enter includes and asm); only subtrees that hold one are entered."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        kind = node.type
+        if kind in _OPAQUE:
+            continue
+        if node.is_error or node.is_missing:
+            return node
+        if kind in ("preproc_include", "gnu_asm_expression"):
+            continue
+        stack.extend(reversed([c for c in node.children if c.has_error]))
+    return None
+
+
+def _outside(closed: list[tree_sitter.Node]) -> Callable[[tree_sitter.Node], bool]:
+    """Whether a node lies outside every node of `closed` (their subtrees are not entered; an
+    opaque node is not filed itself either). A node within the bytes of a closed node is
+    checked through its ancestors. No capture but `opaque` is of an opaque type."""
+    if not closed:
+        return lambda node: True
+    spans = sorted((n.start_byte, n.end_byte) for n in closed)
+    starts = [start for start, _ in spans]
+    reach = []  # the furthest end among the spans starting at or before each one
+    furthest = -1
+    for _, end in spans:
+        furthest = max(furthest, end)
+        reach.append(furthest)
+    ids = {n.id for n in closed}
+
+    def outside(node: tree_sitter.Node) -> bool:
+        start = node.start_byte
+        i = bisect.bisect_right(starts, start) - 1
+        if i < 0 or reach[i] < start or reach[i] < node.end_byte:
+            return True
+        current = node.parent
+        while current is not None:
+            if current.id in ids:
+                return False
+            current = current.parent
+        return True
+
+    return outside
+
+
+def _walk_every_node(view: CppView, root: tree_sitter.Node) -> None:
+    """File the nodes by kind, in Python over every node (an explicit stack, so deep nesting
+    cannot overflow): the exact order of a file with errors, whose missing nodes are empty."""
     stack = [root]
     while stack:
         node = stack.pop()
@@ -615,13 +759,65 @@ def run_rules(
 
 
 def nodes_of_type(node: tree_sitter.Node, kind: str) -> Iterator[tree_sitter.Node]:
-    """Every node of type `kind` under `node`, `node` included."""
+    """Every node of type `kind` under `node`, `node` included, in the order of a walk that
+    enters the last child first (`stack.extend(children)`, which callers were written
+    against): found by a compiled query, in Python node by node only under errors."""
+    found = tree_sitter.QueryCursor(_type_query(kind)).captures(node).get("n", [])
+    ordered = last_child_first(found)
+    if ordered is not None:
+        yield from ordered
+        return
     stack = [node]
     while stack:
         n = stack.pop()
         if n.type == kind:
             yield n
         stack.extend(n.children)
+
+
+def last_child_first(nodes: list[tree_sitter.Node]) -> list[tree_sitter.Node] | None:
+    """`nodes` in the order of a walk that visits a node, then its children from the last
+    one: the later of two disjoint nodes first, an enclosing node before what it holds.
+    None when offsets cannot tell (an empty node, two nodes on the same bytes)."""
+    return _by_span(nodes, lambda n: (-n.end_byte, n.start_byte))
+
+
+@functools.cache
+def _type_query(kind: str) -> tree_sitter.Query:
+    return tree_sitter.Query(_language(), f"({kind}) @n")
+
+
+def nodes_of_types(
+    node: tree_sitter.Node, kinds: tuple[str, ...], skip: tuple[str, ...] = ()
+) -> list[tree_sitter.Node]:
+    """Every node of one of `kinds` under `node` (`node` included), outside the subtrees of the
+    nodes of `skip` (never entered, nor returned), last child first as `nodes_of_type`."""
+    captures = tree_sitter.QueryCursor(_types_query(kinds, skip)).captures(node)
+    nodes = captures.get("n", [])
+    if skip and nodes:
+        outside = _outside(list(captures.get("skip", ())))
+        nodes = [n for n in nodes if outside(n)]
+    ordered = last_child_first(nodes)
+    if ordered is not None:
+        return ordered
+    found, stack = [], [node]
+    while stack:
+        n = stack.pop()
+        kind = n.type
+        if kind in skip:
+            continue
+        if kind in kinds:
+            found.append(n)
+        stack.extend(n.children)
+    return found
+
+
+@functools.cache
+def _types_query(kinds: tuple[str, ...], skip: tuple[str, ...]) -> tree_sitter.Query:
+    source = "[" + " ".join(f"({k})" for k in kinds) + "] @n"
+    if skip:
+        source += "\n[" + " ".join(f"({k})" for k in skip) + "] @skip"
+    return tree_sitter.Query(_language(), source)
 
 
 def identifiers(node: tree_sitter.Node) -> Iterator[tree_sitter.Node]:
