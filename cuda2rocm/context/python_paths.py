@@ -847,12 +847,7 @@ class _Shared:
                 continue
             if isinstance(node, ast.Lambda):
                 continue
-            if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
-                names.add(node.id)
-            elif isinstance(node, ast.ExceptHandler) and node.name:
-                names.add(node.name)
-            elif isinstance(node, ast.NamedExpr):
-                names.add(node.target.id)
+            _add_bound(node, names)
             stack.extend(ast.iter_child_nodes(node))
         return names
 
@@ -1024,17 +1019,23 @@ def _bound_names(body: Iterable[ast.AST]) -> set[str]:
             continue
         if isinstance(node, ast.Lambda):
             continue
-        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
-            names.add(node.id)
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
             for alias in node.names:
                 names.add(alias.asname or alias.name.split(".")[0])
-        elif isinstance(node, ast.ExceptHandler) and node.name:
-            names.add(node.name)
-        elif isinstance(node, ast.NamedExpr):
-            names.add(node.target.id)
+        _add_bound(node, names)
         stack.extend(ast.iter_child_nodes(node))
     return names
+
+
+def _add_bound(node: ast.AST, names: set[str]) -> None:
+    """Add the name `node` itself binds: a name stored or deleted, an `except` clause's name,
+    a walrus target."""
+    if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+        names.add(node.id)
+    elif isinstance(node, ast.ExceptHandler) and node.name:
+        names.add(node.name)
+    elif isinstance(node, ast.NamedExpr):
+        names.add(node.target.id)
 
 
 def _expression_nodes(node: ast.AST) -> Iterator[ast.AST]:
