@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT
-from test_cublas_mapping import _cublas_include, _hipblas_include
+from test_cublas_mapping import _hipblas_include, nvcc_builds
 
 from cuda2rocm import names
 
@@ -182,13 +182,7 @@ def test_hipcc_builds_the_fixed_file_over_rocm6_declarations(fixed, tmp_path, ta
 
 
 def test_nvcc_builds_the_portable_file(fixed):
-    flags = _cublas_include()
-    if shutil.which("nvcc") is None or flags is None:
-        pytest.skip("nvcc or cuBLAS headers not here (set CUBLAS_INCLUDE)")
-    path = fixed("portable")
-    cmd = ["nvcc", "-arch=sm_80", *flags, "-c", str(path), "-o", f"{path}.o"]
-    result = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-    assert result.returncode == 0, result.stderr
+    nvcc_builds(fixed("portable"))
 
 
 def test_data_matches_the_headers(tmp_path, monkeypatch):

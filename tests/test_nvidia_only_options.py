@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from conftest import write_tree
+
 from cuda2rocm import runner
 from cuda2rocm.catalogue import load_catalogue
 from cuda2rocm.context import nvidia_options
@@ -65,9 +67,7 @@ def _project(root: Path, **override: str) -> None:
         "src/kernels.cu": KERNELS,
     }
     files.update(override)
-    for name, text in files.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(text)
+    write_tree(root, files)
 
 
 def _run(root: Path):

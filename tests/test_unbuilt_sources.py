@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from conftest import write_tree
+
 from cuda2rocm import runner
 from cuda2rocm.catalogue import load_catalogue
 from cuda2rocm.context.unbuilt import unbuilt_sources
@@ -49,9 +51,7 @@ def _tree(root: Path, **changes: str) -> None:
         "ops/attention/vendored/example_bwd.cu": EXAMPLE,
     }
     files.update(changes)
-    for name, text in files.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(text)
+    write_tree(root, files)
 
 
 def _unbuilt(root: Path) -> set[str]:
