@@ -1,4 +1,4 @@
-"""Command line: `lint` (with `--fix`), `fix`, `report`, `rules`, `explain`, `clean`.
+"""Command line: `lint` (with `--fix`), `fix`, `report`, `rules`, `explain`, `map`, `clean`.
 
 Exit codes, for every command: 0 nothing at or above `--fail-on` (default: warning), 1 findings
 at or above it (for `fix --diff/--check`: something would change), 2 a usage, configuration or
@@ -865,6 +865,11 @@ def explain(rule: str, fmt: str | None) -> None:
     try:
         spec = find_rule(rule)
     except UnknownRuleError as exc:
+        from cuda2rocm import mapping
+
+        if mapping.lookup(rule) is not None:  # a CUDA name, not a rule: what it becomes
+            _print_mapping(rule, "json" if fmt == "json" else "text")
+            return
         hint = suggest(rule, load_catalogue())
         more = f"; did you mean '{hint}'?" if hint else ""
         raise click.UsageError(f"unknown rule '{rule}'{more} (see `cuda2rocm rules`)") from exc
@@ -883,6 +888,30 @@ def explain(rule: str, fmt: str | None) -> None:
     from rich.markdown import Markdown
 
     Console().print(Markdown(document, hyperlinks=False))
+
+
+@main.command(name="map")
+@click.argument("name")
+@click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text")
+def map_command(name: str, fmt: str) -> None:
+    """What a CUDA API, type, header, macro, library symbol or nvcc flag becomes on ROCm."""
+    _print_mapping(name, fmt)
+
+
+def _print_mapping(name: str, fmt: str) -> None:
+    import json
+
+    from cuda2rocm import mapping
+
+    found = mapping.lookup(name)
+    if found is None:
+        close = mapping.suggest(name)
+        more = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+        raise click.UsageError(f"no shipped table knows '{name}'{more}")
+    if fmt == "json":
+        click.echo(json.dumps(found.to_json(), indent=2))
+    else:
+        click.echo(mapping.render_text(found))
 
 
 if __name__ == "__main__":  # pragma: no cover
