@@ -410,7 +410,10 @@ class Linter:
                 "findings near this line may be incomplete"
             )
             error = _general("parse-error", source.path, message, pos.line, pos.column)
-            found.append(dataclasses.replace(error, severity=Severity.INFO))
+            # Guarded like a finding (a header no ROCm compile includes, a line no HIP pass
+            # keeps): the runner drops a notice about code ROCm never compiles.
+            error = dataclasses.replace(error, severity=Severity.INFO, guarded=unincluded)
+            found += _guard([error], view.line_model)
         return found
 
     def _lint_embedded(self, source: SourceFile) -> list[Diagnostic]:

@@ -616,7 +616,8 @@ def _run(
     for diagnostics in per_file:
         for d in diagnostics:
             if is_recovery_notice(d):
-                result.notices.append(Notice(d.path, d.message, skipped=False))
+                if not d.guarded:  # no notice about code ROCm never compiles
+                    result.notices.append(Notice(d.path, d.message, skipped=False))
             else:
                 (result.guarded if d.guarded else result.diagnostics).append(d)
     result.diagnostics += _component_summaries(linter, result.guarded)

@@ -15,6 +15,8 @@ from rich.text import Text
 
 from cuda2rocm.engine import LintResult
 from cuda2rocm.model import STEPS, Diagnostic, Safety
+from cuda2rocm.report import triage
+from cuda2rocm.report.messages import short
 from cuda2rocm.report.summary import fixable_line
 from cuda2rocm.sources import LineIndex
 
@@ -63,33 +65,69 @@ def _frame(d: Diagnostic, lines: LineIndex | None) -> Text | None:
 
 
 def render(result: LintResult, console: Console, show_frames: bool = True) -> None:
+    """Findings in triage order (report.triage): blockers first, grouped by component, each
+    with its one-line message (report.messages); the full text is `explain`'s and JSON's."""
     frames = _Frames()
-    for d in result.diagnostics:
-        p = d.position
-        head = Text()
-        head.append(_printable(d.path), style="bold")
-        head.append(f":{p.line}:{p.column}: ")
-        head.append(d.code, style=STYLE[d.severity.value])
-        head.append(f" [{d.severity.value}] ", style=STYLE[d.severity.value])
-        head.append(_printable(d.message))
-        head.append(f"  ({d.rule})", style="dim")
-        console.print(head, soft_wrap=True, highlight=False)
-        if show_frames:
-            frame = _frame(d, frames.get(d.path))
-            if frame is not None:
-                console.print(frame, soft_wrap=True, highlight=False)
-        if d.fix is not None:
-            hint = Text("  help: ", style="bold green")
-            hint.append(_printable(d.fix.description or "a fix is available"))
-            if d.fix.safety is Safety.UNSAFE:
-                hint.append(" (unsafe fix: `cuda2rocm lint --fix --unsafe-fixes`)", style="dim")
-            else:
-                hint.append(" (safe fix: `cuda2rocm lint --fix`)", style="dim")
-            console.print(hint, soft_wrap=True, highlight=False)
-        console.print()
+    section = None
+    shortened = False
+    for group in triage.groups(result.diagnostics):
+        if group.severity != section:
+            section = group.severity
+            count = sum(1 for d in result.diagnostics if d.severity.value == section)
+            console.rule(
+                Text(f"{triage.SECTIONS[section]} ({count})", style=STYLE[section]),
+                align="left",
+                style="dim",
+            )
+        console.print(
+            Text(f"{_printable(group.component)} ({len(group.diagnostics)})", style="bold")
+        )
+        for d in group.diagnostics:
+            shortened |= _finding(d, console, frames, show_frames)
+    if shortened:
+        console.print(
+            Text(
+                "Messages are shortened to one line: `cuda2rocm explain RULE` has the why and "
+                "the fix; `--format json` has each full message (`help`).",
+                style="dim",
+            )
+        )
     for notice in result.notices:
-        console.print(Text(f"note: {_printable(notice.path)}: {_printable(notice.message)}"))
+        console.print(Text(f"note: {_printable(notice.path)}: {_printable(short(notice.message))}"))
     summarise(result, console)
+
+
+def _finding(d: Diagnostic, console: Console, frames: _Frames, show_frames: bool) -> bool:
+    """Print one finding; whether its message was shortened."""
+    p = d.position
+    line = short(d.message)
+    head = Text()
+    head.append(_printable(d.path), style="bold")
+    head.append(f":{p.line}:{p.column}: ")
+    head.append(d.code, style=STYLE[d.severity.value])
+    head.append(f" [{d.severity.value}] ", style=STYLE[d.severity.value])
+    head.append(_printable(line))
+    head.append(f"  ({d.rule})", style="dim")
+    console.print(head, soft_wrap=True, highlight=False)
+    if show_frames:
+        frame = _frame(d, frames.get(d.path))
+        if frame is not None:
+            console.print(frame, soft_wrap=True, highlight=False)
+    _fix_hint(d, console)
+    console.print()
+    return line != " ".join(d.message.split())
+
+
+def _fix_hint(d: Diagnostic, console: Console) -> None:
+    if d.fix is None:
+        return
+    hint = Text("  help: ", style="bold green")
+    hint.append(_printable(d.fix.description or "a fix is available"))
+    if d.fix.safety is Safety.UNSAFE:
+        hint.append(" (unsafe fix: `cuda2rocm lint --fix --unsafe-fixes`)", style="dim")
+    else:
+        hint.append(" (safe fix: `cuda2rocm lint --fix`)", style="dim")
+    console.print(hint, soft_wrap=True, highlight=False)
 
 
 def summarise(result: LintResult, console: Console) -> None:
