@@ -1,4 +1,5 @@
-"""Command line: `lint` (with `--fix`), `fix`, `report`, `rules`, `explain`, `map`, `clean`.
+"""Command line: `lint` (with `--fix`), `fix`, `report`, `rules`, `explain`, `map`, `server`,
+`clean`.
 
 Exit codes, for every command: 0 nothing at or above `--fail-on` (default: warning), 1 findings
 at or above it (for `fix --diff/--check`: something would change), 2 a usage, configuration or
@@ -888,6 +889,19 @@ def explain(rule: str, fmt: str | None) -> None:
     from rich.markdown import Markdown
 
     Console().print(Markdown(document, hyperlinks=False))
+
+
+@main.command()
+def server() -> None:
+    """Run the language server (LSP over stdio) for editors (needs the `server` extra)."""
+    try:
+        from cuda2rocm.server import main as serve
+    except ImportError as exc:
+        raise Failure(
+            f"the language server needs pygls ({exc.name} is missing): "
+            "pip install 'cuda2rocm[server]'"
+        ) from exc
+    serve()
 
 
 @main.command(name="map")
