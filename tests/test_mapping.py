@@ -72,3 +72,22 @@ def test_explain_falls_back_to_map() -> None:
     assert out.exit_code == 0 and json.loads(out.output)["hip"] == "hipStreamCreate"
     out = runner.invoke(main, ["explain", "hip-strem"])
     assert out.exit_code == 2 and "hip-stream" in out.output
+
+
+def test_catalogue_cache_follows_edits(tmp_path, monkeypatch) -> None:
+    """The parsed-catalogue copy (`__pycache__`) is used only while every file is unchanged."""
+    import shutil
+
+    from cuda2rocm import catalogue
+
+    monkeypatch.setattr("sys.dont_write_bytecode", False)
+    rules = tmp_path / "rules"
+    shutil.copytree(catalogue.catalogue_dir(), rules, ignore=shutil.ignore_patterns("__pycache__"))
+    first = catalogue._parsed_tomls(rules)
+    assert len(list((rules / "__pycache__").glob("catalogue-*.marshal"))) == 1
+    assert catalogue._parsed_tomls(rules) == first  # read back from the copy
+    path = rules / "nvtx.toml"
+    path.write_text(path.read_text().replace('summary = "', 'summary = "Edited. ', 1))
+    edited = dict((p.name, d) for p, d in catalogue._parsed_tomls(rules))
+    assert edited["nvtx.toml"]["summary"].startswith("Edited. ")
+    assert len(list((rules / "__pycache__").glob("catalogue-*.marshal"))) == 1
