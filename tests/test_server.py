@@ -145,6 +145,13 @@ def test_malformed_documents_and_a_burst_of_changes(tmp_path: Path) -> None:
         await s.wait_for(junk, 1)  # anything, but an answer
         s.open(other, "plaintext", "cudaMalloc")
         assert not await s.wait_for(other, 1)
+        # A broken configuration beside the document: logged, no diagnostics, still serving.
+        (tmp_path / "bad").mkdir()
+        (tmp_path / "bad" / "pyproject.toml").write_text("[tool.cuda2rocm\nselect = [")
+        bad = (tmp_path / "bad" / "x.py").as_uri()
+        s.open(bad, "python", PY)
+        assert not await s.wait_for(bad, 1)
+        assert any("bad" in line for line in s.logs)
         # 1,000 rapid changes, alternating between a finding and none: only the last counts.
         for version in range(2, 1002):
             text = PY if version % 2 else PY.replace('"hip"', '"cuda"')
