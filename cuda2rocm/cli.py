@@ -330,6 +330,10 @@ class _ProgressBar:
     def __call__(self, done: int, total: int) -> None:
         self.progress.update(self.task, completed=done, total=total)
 
+    def phase(self, name: str) -> None:
+        """The run's phase (reading files, project facts, linting files) as the bar's label."""
+        self.progress.update(self.task, description=name)
+
     def close(self) -> None:
         self.progress.stop()
 

@@ -518,6 +518,14 @@ def run(
     return result
 
 
+def _phase(progress: Callable[[int, int], None] | None, name: str) -> None:
+    """Name the run's phase to a progress display that shows phases (one with a `phase`
+    method, cli's bar), so a long derivation of project facts never looks like 0% hung."""
+    show = getattr(progress, "phase", None)
+    if show is not None:
+        show(name)
+
+
 @contextlib.contextmanager
 def fewer_collections(young: int = 10_000) -> Iterator[None]:
     """Python's cycle collector at a tenth of its default rate while files are linted. The
@@ -545,6 +553,7 @@ def _run(
     """The full run: read, derive the project facts, prefilter, lint what the cache lacks."""
     result = LintResult()
     result.files = len(items)
+    _phase(progress, "reading files")
     read: list[tuple[int, Found, bytes]] = []
     errors: set[int] = set()
     per_file: list[list] = [[] for _ in items]
@@ -564,8 +573,10 @@ def _run(
     have: dict[int, bytes] = {}
     watch = warm.watching_reads() if snapshot is not None else contextlib.nullcontext(set())
     memo = warm.FactsMemo(snapshot) if snapshot is not None else None
+    _phase(progress, "project facts")
     with watch as outside:
         prepare(linter, items, read, have, memo)
+    _phase(progress, "linting files")
     pending: list[tuple[int, Found, bytes, str | None, bool | None]] = []
     if cache is None:
         fix_unsafe = None  # nowhere to keep fix outcomes

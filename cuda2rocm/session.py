@@ -175,17 +175,13 @@ class Session:
 
         parts: list[tuple[Group, LintResult]] = []
         for group in groups:
-            # The runner counts bytes of the files it parses; each group draws its own bar.
-            def step(done: int, total: int) -> None:
-                if progress:
-                    progress(done, total)
-
+            # The runner counts bytes of the files it parses and names its phases.
             result = runner.run(
                 group.linter,
                 [str(item.path) for item in group.items],
                 jobs=self.options.jobs or runner.default_jobs(),
                 cache=self.cache(group),
-                progress=step,
+                progress=progress,
                 items=group.items,  # discovered once, by groups()
                 # what `fix` after this lint needs (by default: the files' `unsafe-fixes`)
                 fix_unsafe=group.config.unsafe_fixes,
