@@ -70,13 +70,3 @@ def short(message: str, limit: int = LIMIT) -> str:
     outside = [i for i in spaces if top[i] and i >= limit * 45 // 100]
     cut = outside[-1] if outside else spaces[-1] if spaces else limit - 1
     return head[:cut].rstrip(" .,:;(") + "…"
-
-
-def rest(message: str) -> str:
-    """What the short form leaves out ("" when it is the whole message)."""
-    text = " ".join(message.split())
-    line = short(text)
-    if line == text.rstrip(" .,:"):
-        return ""
-    tail = text[len(line.rstrip("…")) :] if not line.endswith("…") else text
-    return tail.lstrip(" ;,:—-").strip()
