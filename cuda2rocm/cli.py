@@ -13,8 +13,6 @@ from pathlib import Path
 
 import click
 
-from cuda2rocm import __version__
-
 FORMATS = ("text", "concise", "json", "sarif", "github")
 SEVERITIES = ("error", "warning", "info")
 
@@ -145,8 +143,24 @@ def _apply(decorators):
     return wrap
 
 
+def _print_version(ctx: click.Context, _param, value: bool) -> None:
+    """`--version`: the version and the date of its ROCm facts (cuda2rocm/provenance.py)."""
+    if value and not ctx.resilient_parsing:
+        from cuda2rocm.provenance import version_line
+
+        click.echo(version_line())
+        ctx.exit()
+
+
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="cuda2rocm")
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_print_version,
+    help="Show the version and the date of its ROCm facts, and exit.",
+)
 def main() -> None:
     """Find and fix what breaks when a PyTorch project moves to AMD GPUs (ROCm/HIP)."""
 
@@ -160,6 +174,15 @@ def main() -> None:
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the report here.")
 @click.option("--statistics", is_flag=True, help="Counts per rule (and step), not findings.")
+@click.option(
+    "--also-write",
+    "also_write",
+    multiple=True,
+    metavar="FORMAT=FILE",
+    callback=lambda _ctx, _param, values: tuple(_also_write(v) for v in values),
+    help="Also write this run's findings as FORMAT to FILE (repeatable): one lint feeds several "
+    "reports, e.g. GitHub annotations on stdout with json=result.json and sarif=out.sarif.",
+)
 @click.option("--baseline", type=click.Path(dir_okay=False), help="Hide findings recorded here.")
 @click.option(
     "--write-baseline", type=click.Path(dir_okay=False), help="Record today's findings here."
@@ -216,6 +239,14 @@ def lint(paths, **opts) -> None:
     sys.exit(_lint_once(session, opts))
 
 
+def _also_write(value: str) -> tuple[str, str]:
+    """`--also-write FORMAT=FILE` parsed, or a usage error naming the formats."""
+    fmt, sep, path = value.partition("=")
+    if not sep or not path or fmt not in FORMATS:
+        raise click.BadParameter(f"{value!r}: expected FORMAT=FILE, FORMAT one of {FORMATS}")
+    return fmt, path
+
+
 def _lint_once(session, opts: dict) -> int:
     """One lint (with --fix: fix, then lint what remains); returns the exit code."""
     from cuda2rocm import baseline as baselines
@@ -248,6 +279,8 @@ def _lint_once(session, opts: dict) -> int:
     nothing = (session.missing or session.empty) and not result.files and not result.diagnostics
     if not (nothing and human):
         _emit(result, opts)
+    for fmt, path in opts.get("also_write", ()):
+        _emit(result, dict(opts, fmt=fmt, output=path, statistics=False))
     if opts["fmt"] == "concise" or (opts["statistics"] and opts["fmt"] != "text"):
         for n in result.notices:
             click.echo(f"cuda2rocm: note: {n.path}: {n.message}", err=True)
