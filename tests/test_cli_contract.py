@@ -411,8 +411,9 @@ def _yaml_blocks() -> list:
     import re
 
     yaml = pytest.importorskip("yaml")
-    readme = (ROOT / "README.md").read_text()
-    return [yaml.safe_load(b) for b in re.findall(r"```yaml\n(.*?)```", readme, re.S)]
+    pages = [ROOT / "README.md", ROOT / "docs" / "integrations.md"]
+    text = "\n".join(p.read_text() for p in pages)
+    return [yaml.safe_load(b) for b in re.findall(r"```yaml\n(.*?)```", text, re.S)]
 
 
 def test_readme_ci_snippets_match_the_hooks_and_the_action():
