@@ -317,8 +317,9 @@ def _problems_exit(session) -> int:
     return 2 if session.missing or session.empty else 0
 
 
-def _apply_baselines(session, opts: dict, parts) -> list[str]:
-    """Hide the findings a baseline (option, else each file's configuration) accepts."""
+def _apply_baselines(session, opts: dict, parts, counts: list | None = None) -> list[str]:
+    """Hide the findings a baseline (option, else each file's configuration) accepts. With
+    `counts`, append (recorded, hidden, stale) per baseline file for the report's trend."""
     from cuda2rocm import baseline as baselines
 
     cli_baseline = Path(opts["baseline"]) if opts.get("baseline") else None
@@ -333,7 +334,7 @@ def _apply_baselines(session, opts: dict, parts) -> list[str]:
                 loaded[path] = baselines.load(path)
             except baselines.BaselineError as exc:
                 raise Failure(str(exc)) from exc
-            totals[path] = [0, 0]
+            totals[path] = [0, sum(loaded[path].values())]
         filtered = baselines.apply(result.diagnostics, loaded[path], base=path.parent)
         result.diagnostics = filtered.new
         totals[path][0] += filtered.hidden
@@ -341,6 +342,8 @@ def _apply_baselines(session, opts: dict, parts) -> list[str]:
     lines = []
     for path, accepted in loaded.items():
         stale = sum(n for n in accepted.values() if n > 0)
+        if counts is not None:
+            counts.append((totals[path][1], totals[path][0], stale))
         line = f"Baseline {path}: {totals[path][0]} findings hidden"
         if stale:
             line += f", {stale} entries no longer match (fixed or changed code)"
@@ -768,13 +771,20 @@ def report(paths, **opts) -> None:
     session = Session(paths, _options(opts))
     groups = session.groups()
     parts = _lint_parts(session, groups)
-    footer = _apply_baselines(session, opts, parts)
+    counts: list = []
+    footer = _apply_baselines(session, opts, parts, counts)
     result = merge(parts)
     session.empty += session.skipped_everything(groups, result)
+    trend = None
+    if counts:
+        from cuda2rocm.report.plan import Trend
+
+        recorded, hidden, stale = (sum(c[i] for c in counts) for i in range(3))
+        trend = Trend(recorded, hidden, stale, len(result.diagnostics))
     note = " ".join(footer).replace("findings hidden", "accepted findings are not counted here")
     names = ", ".join(Path(p).resolve().name or p for p in session.paths)
     title = opts["title"] or f"ROCm readiness report: {names}"
-    page = html.render(result, paths=session.paths, title=title, note=note)
+    page = html.render(result, paths=session.paths, title=title, note=note, trend=trend)
     if opts["output"] == "-":
         click.echo(page, nl=False)
     else:

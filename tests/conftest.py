@@ -131,6 +131,7 @@ COMPILER_TESTS = {
     "test_cublaslt_mapping.py::test_nvcc_builds_the_portable_file",
     "test_preprocessor_model.py::test_model_agrees_with_hipcc",
     "test_report_html.py::test_report_renders_in_headless_chromium",
+    "test_report_plan.py::test_plan_renders_at_desktop_and_phone_width",
 }
 SLOW_TESTS = {
     "test_reliability.py::test_sigkill_mid_fix_leaves_every_file_original_or_fully_fixed",
