@@ -40,13 +40,17 @@ def _d(path: str, rule: str, severity: Severity, fix: Safety | None = None) -> D
 def test_component_is_the_nearest_own_build_else_the_top_package_else_the_folder(tmp_path):
     write_tree(tmp_path, TREE)
     root = str(tmp_path)
-    assert plan.component_of(f"{root}/kernels/src/k.cu", [root]) == (
+    assert plan.component_of(f"{root}/kernels/src/k.cu", [root]) == ("kernels", "CMake project")
+    assert plan.component_of(f"{root}/proj/core/dev.py", [root]) == ("proj", "package")
+    assert plan.component_of(f"{root}/tools/run.py", [root]) == ("tools", "folder")
+    assert plan.component_of(f"{root}/train.py", [root]) == (".", "top level")
+    # Several scanned folders: components keep the findings' own spelling.
+    two = [root, f"{root}/tools"]
+    assert plan.component_of(f"{root}/kernels/src/k.cu", two) == (
         f"{root}/kernels",
         "CMake project",
     )
-    assert plan.component_of(f"{root}/proj/core/dev.py", [root]) == (f"{root}/proj", "package")
-    assert plan.component_of(f"{root}/tools/run.py", [root]) == (f"{root}/tools", "folder")
-    assert plan.component_of(f"{root}/train.py", [root]) == (root, "top level")
+    assert plan.component_of(f"{root}/tools/run.py", two) == (f"{root}/tools", "top level")
 
 
 def test_counts_per_component_and_decisions_left():

@@ -331,6 +331,7 @@ vertical-align:-.1rem}
 .k-info{background:var(--info)}.k-safe{background:var(--safe)}
 .k-unsafe{background:var(--unsafe)}.k-manual{background:var(--manual)}
 .scroll{overflow-x:auto;max-width:100%}
+#plan-table th .muted{display:block;font-weight:normal}
 table{border-collapse:collapse;width:100%;font-size:.95rem;margin:.5rem 0}
 caption{text-align:left;font-weight:600;padding:.3rem 0;caption-side:top}
 th,td{border-bottom:1px solid var(--line);padding:.3rem .5rem;text-align:left;

@@ -32,7 +32,7 @@ EFFORT_BASIS = (
 
 @dataclass(frozen=True)
 class Component:
-    name: str  # its folder, as the findings' paths spell it ("." for the top level)
+    name: str  # its folder (see `component_of`; "." for the scanned folder's top level)
     kind: str  # what makes it a component: "CMake project", "Python build", "package", "folder"
     files: int
     blockers: int  # errors
@@ -100,51 +100,53 @@ def _has(folder: str, name: str) -> bool:
 
 
 def _root_of(path: str, roots: Sequence[str]) -> str:
-    """The scanned folder a finding's path lies under (the deepest); "" when none."""
+    """The deepest scanned folder an absolute path lies under; its own folder when none."""
     best = ""
-    norm = os.path.normpath(path)
     for root in roots:
-        r = os.path.normpath(root)
+        r = os.path.abspath(root)
         if os.path.isfile(r):
             r = os.path.dirname(r)
-        if r in ("", "."):
-            cand = ""
-        elif norm == r or norm.startswith(r + os.sep):
-            cand = r
-        else:
-            continue
-        if len(cand) >= len(best):
-            best = cand
-    return best
+        if (path == r or path.startswith(r.rstrip(os.sep) + os.sep)) and len(r) > len(best):
+            best = r
+    return best or os.path.dirname(path)
 
 
 def component_of(path: str, roots: Sequence[str] = ()) -> tuple[str, str]:
     """(folder, kind) of the component a file belongs to: the nearest folder below the scanned
     root with its own build (CMakeLists.txt, setup.py, pyproject.toml); else the topmost folder
     of the Python package the file is in; else the first folder under the root; else the root.
-    The root's own build is the project, not one of its components."""
-    root = _root_of(path, roots)
-    folder = os.path.dirname(os.path.normpath(path))
+    The root's own build is the project, not one of its components. With one scanned folder
+    the name is relative to it ("." for its top level); with several, spelled as the finding's
+    path is."""
+    absolute = os.path.abspath(path)
+    root = _root_of(absolute, roots or (".",))
     chain = []
-    while folder and folder != root and len(folder) > len(root):
+    folder = os.path.dirname(absolute)
+    while len(folder) > len(root) and folder.startswith(root):
         chain.append(folder)
         folder = os.path.dirname(folder)
+    found = (root, "top level")
+    package = None
     for f in chain:  # nearest first
         if _has(f, "CMakeLists.txt"):
-            return f, "CMake project"
-        if _has(f, "setup.py") or _has(f, "pyproject.toml"):
-            return f, "Python build"
-    package = None
-    for f in chain:
-        if _has(f, "__init__.py"):
-            package = f
-        else:
+            found = (f, "CMake project")
             break
-    if package:
-        return package, "package"
-    if chain:
-        return chain[-1], "folder"
-    return root or ".", "top level"
+        if _has(f, "setup.py") or _has(f, "pyproject.toml"):
+            found = (f, "Python build")
+            break
+    else:
+        for f in chain:
+            if not _has(f, "__init__.py"):
+                break
+            package = f
+        if package:
+            found = (package, "package")
+        elif chain:
+            found = (chain[-1], "folder")
+    name, kind = found
+    if len(roots) <= 1:  # one scanned folder: name components by their place in it
+        return os.path.relpath(name, root), kind
+    return (name if os.path.isabs(path) else os.path.relpath(name)), kind
 
 
 def components(findings: Iterable[Diagnostic], roots: Sequence[str] = ()) -> list[Component]:
