@@ -501,7 +501,7 @@ def test_html_report_wording_order_and_markdown():
         files=1,
     )
     page = html.render(result)
-    assert "Fixable automatically" in page and "Fixed automatically" not in page
+    assert "Actions fixable automatically" in page and "Fixed automatically" not in page
     assert "fixed by" not in page
     assert '<p class="msg">see <code>cudnn.benchmark</code></p>' in page
     assert page.index("a.py:5:1") < page.index("a.py:1:1")  # errors first within a file
