@@ -18,11 +18,17 @@ if [ -n "${CUDA2ROCM_CACHE_DIR:-}" ]; then args=(--cache-dir "$CUDA2ROCM_CACHE_D
 
 output() { if [ -n "${GITHUB_OUTPUT:-}" ]; then echo "$1=$2" >> "$GITHUB_OUTPUT"; fi; }
 
-# The full result first, as JSON: the job summary reads it, and it tells whether the lint runs.
+# One lint: GitHub annotations on stdout, the JSON result for the job summary and, when asked,
+# SARIF, all from the same findings (`--also-write`), so they can never disagree.
 json="$tmp/cuda2rocm-result.json"
-"$python" -m cuda2rocm lint --format json --exit-zero -o "$json" "${args[@]}" -- "${paths[@]}"
+rm -f "$json"
+reports=(--also-write "json=$json")
+if [ "${CUDA2ROCM_SARIF:-false}" = "true" ]; then
+  reports+=(--also-write "sarif=${CUDA2ROCM_SARIF_FILE:-cuda2rocm.sarif}")
+fi
+"$python" -m cuda2rocm lint --format github "${reports[@]}" "${args[@]}" -- "${paths[@]}"
 status=$?
-if [ "$status" -ne 0 ]; then
+if [ "$status" -gt 1 ] || [ ! -s "$json" ]; then
   output ran false
   output exit-code 2
   if [ -n "${GITHUB_STEP_SUMMARY:-}" ]; then
@@ -31,15 +37,7 @@ if [ "$status" -ne 0 ]; then
   fi
   exit 2
 fi
-
-if [ "${CUDA2ROCM_SARIF:-false}" = "true" ]; then
-  "$python" -m cuda2rocm lint --format sarif --exit-zero \
-    -o "${CUDA2ROCM_SARIF_FILE:-cuda2rocm.sarif}" "${args[@]}" -- "${paths[@]}" || exit 2
-fi
-
-"$python" -m cuda2rocm lint --format github "${args[@]}" -- "${paths[@]}"
-status=$?
-output ran "$([ "$status" -le 1 ] && echo true || echo false)"
+output ran true
 output exit-code "$status"
 
 if [ -n "${GITHUB_STEP_SUMMARY:-}" ]; then

@@ -14,8 +14,6 @@ from pathlib import Path
 
 import click
 
-from cuda2rocm import __version__
-
 FORMATS = ("text", "concise", "json", "sarif", "github")
 SEVERITIES = ("error", "warning", "info")
 
@@ -146,8 +144,24 @@ def _apply(decorators):
     return wrap
 
 
+def _print_version(ctx: click.Context, _param, value: bool) -> None:
+    """`--version`: the version and the date of its ROCm facts (cuda2rocm/provenance.py)."""
+    if value and not ctx.resilient_parsing:
+        from cuda2rocm.provenance import version_line
+
+        click.echo(version_line())
+        ctx.exit()
+
+
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="cuda2rocm")
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_print_version,
+    help="Show the version and the date of its ROCm facts, and exit.",
+)
 def main() -> None:
     """Find and fix what breaks when a PyTorch project moves to AMD GPUs (ROCm/HIP)."""
 
@@ -161,6 +175,15 @@ def main() -> None:
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the report here.")
 @click.option("--statistics", is_flag=True, help="Counts per rule (and step), not findings.")
+@click.option(
+    "--also-write",
+    "also_write",
+    multiple=True,
+    metavar="FORMAT=FILE",
+    callback=lambda _ctx, _param, values: tuple(_also_write(v) for v in values),
+    help="Also write this run's findings as FORMAT to FILE (repeatable): one lint feeds several "
+    "reports, e.g. GitHub annotations on stdout with json=result.json and sarif=out.sarif.",
+)
 @click.option("--baseline", type=click.Path(dir_okay=False), help="Hide findings recorded here.")
 @click.option(
     "--write-baseline", type=click.Path(dir_okay=False), help="Record today's findings here."
@@ -217,6 +240,14 @@ def lint(paths, **opts) -> None:
     sys.exit(_lint_once(session, opts))
 
 
+def _also_write(value: str) -> tuple[str, str]:
+    """`--also-write FORMAT=FILE` parsed, or a usage error naming the formats."""
+    fmt, sep, path = value.partition("=")
+    if not sep or not path or fmt not in FORMATS:
+        raise click.BadParameter(f"{value!r}: expected FORMAT=FILE, FORMAT one of {FORMATS}")
+    return fmt, path
+
+
 def _lint_once(session, opts: dict) -> int:
     """One lint (with --fix: fix, then lint what remains); returns the exit code."""
     from cuda2rocm import baseline as baselines
@@ -249,6 +280,8 @@ def _lint_once(session, opts: dict) -> int:
     nothing = (session.missing or session.empty) and not result.files and not result.diagnostics
     if not (nothing and human):
         _emit(result, opts)
+    for fmt, path in opts.get("also_write", ()):
+        _emit(result, dict(opts, fmt=fmt, output=path, statistics=False))
     if opts["fmt"] == "concise" or (opts["statistics"] and opts["fmt"] != "text"):
         for n in result.notices:
             click.echo(f"cuda2rocm: note: {n.path}: {n.message}", err=True)
@@ -285,8 +318,9 @@ def _problems_exit(session) -> int:
     return 2 if session.missing or session.empty else 0
 
 
-def _apply_baselines(session, opts: dict, parts) -> list[str]:
-    """Hide the findings a baseline (option, else each file's configuration) accepts."""
+def _apply_baselines(session, opts: dict, parts, counts: list | None = None) -> list[str]:
+    """Hide the findings a baseline (option, else each file's configuration) accepts. With
+    `counts`, append (recorded, hidden, stale) per baseline file for the report's trend."""
     from cuda2rocm import baseline as baselines
 
     cli_baseline = Path(opts["baseline"]) if opts.get("baseline") else None
@@ -301,7 +335,7 @@ def _apply_baselines(session, opts: dict, parts) -> list[str]:
                 loaded[path] = baselines.load(path)
             except baselines.BaselineError as exc:
                 raise Failure(str(exc)) from exc
-            totals[path] = [0, 0]
+            totals[path] = [0, sum(loaded[path].values())]
         filtered = baselines.apply(result.diagnostics, loaded[path], base=path.parent)
         result.diagnostics = filtered.new
         totals[path][0] += filtered.hidden
@@ -309,6 +343,8 @@ def _apply_baselines(session, opts: dict, parts) -> list[str]:
     lines = []
     for path, accepted in loaded.items():
         stale = sum(n for n in accepted.values() if n > 0)
+        if counts is not None:
+            counts.append((totals[path][1], totals[path][0], stale))
         line = f"Baseline {path}: {totals[path][0]} findings hidden"
         if stale:
             line += f", {stale} entries no longer match (fixed or changed code)"
@@ -740,13 +776,20 @@ def report(paths, **opts) -> None:
     session = Session(paths, _options(opts))
     groups = session.groups()
     parts = _lint_parts(session, groups)
-    footer = _apply_baselines(session, opts, parts)
+    counts: list = []
+    footer = _apply_baselines(session, opts, parts, counts)
     result = merge(parts)
     session.empty += session.skipped_everything(groups, result)
+    trend = None
+    if counts:
+        from cuda2rocm.report.plan import Trend
+
+        recorded, hidden, stale = (sum(c[i] for c in counts) for i in range(3))
+        trend = Trend(recorded, hidden, stale, len(result.diagnostics))
     note = " ".join(footer).replace("findings hidden", "accepted findings are not counted here")
     names = ", ".join(Path(p).resolve().name or p for p in session.paths)
     title = opts["title"] or f"ROCm readiness report: {names}"
-    page = html.render(result, paths=session.paths, title=title, note=note)
+    page = html.render(result, paths=session.paths, title=title, note=note, trend=trend)
     if opts["output"] == "-":
         click.echo(page, nl=False)
     else:

@@ -106,3 +106,56 @@ def check_marked_lines(code: str, paths) -> None:
         reason = paths.reason(number, column)
         assert bool(reason) == (mark == "dead"), f"line {number}: {line.strip()!r} -> {reason!r}"
     assert marked
+
+
+# -- markers (registered in pyproject.toml) -----------------------------------------------------
+# Applied here, by file and by test, so that `pytest -m "not compilers and not slow"` is a quick
+# loop and no test file has to remember its marks. `compilers`: runs nvcc, hipcc, clang, g++
+# (HIP-CPU) or headless Chromium (each such test also skips when its tool is missing). `slow`:
+# lints large trees, kills and restarts runs, or creates virtual environments and installs into
+# them (> ~10 s each on two cores); chosen from a full run's --durations=0.
+
+COMPILER_FILES = {
+    "test_compiler_facts.py",
+    "test_cpp_compat_compile.py",
+    "test_cpp_compile.py",
+    "test_llmc_build_causes.py",
+    "test_nvcc_flags_hipcc.py",
+    "test_real_build_causes.py",
+    "test_warp_fix_behaviour.py",
+}
+COMPILER_TESTS = {
+    "test_cublas_mapping.py::test_hipcc_builds_the_fixed_cublas_file",
+    "test_cublas_mapping.py::test_nvcc_builds_the_portable_cublas_file",
+    "test_cublaslt_mapping.py::test_hipcc_builds_the_fixed_file_over_rocm6_declarations",
+    "test_cublaslt_mapping.py::test_nvcc_builds_the_portable_file",
+    "test_preprocessor_model.py::test_model_agrees_with_hipcc",
+    "test_report_html.py::test_report_renders_in_headless_chromium",
+    "test_report_plan.py::test_plan_renders_at_desktop_and_phone_width",
+}
+SLOW_TESTS = {
+    "test_reliability.py::test_sigkill_mid_fix_leaves_every_file_original_or_fully_fixed",
+    "test_reliability.py::test_smoke_run_over_a_large_varied_tree",
+    "test_workflow.py::test_pre_commit_hook_fails_on_bad_file_and_passes_on_clean",
+    "test_workflow.py::test_action_install_step_installs_this_checkout_into_its_own_environment",
+    "test_release.py::test_pre_commit_try_repo_against_this_repository",
+}
+# A skip condition that names one of these tools marks a compiler test wherever it is.
+_TOOL_WORDS = ("nvcc", "hipcc", "clang", "g++", "chromium", "hip-cpu")
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    for item in items:
+        name = Path(str(item.fspath)).name
+        test = f"{name}::{getattr(item, 'originalname', item.name)}"
+        reasons = " ".join(
+            str(m.kwargs.get("reason", "")) for m in item.iter_markers(name="skipif")
+        ).lower()
+        if (
+            name in COMPILER_FILES
+            or test in COMPILER_TESTS
+            or any(w in reasons for w in _TOOL_WORDS)
+        ):
+            item.add_marker(pytest.mark.compilers)
+        if test in SLOW_TESTS:
+            item.add_marker(pytest.mark.slow)

@@ -192,3 +192,19 @@ def test_rules_and_explain(cli):
 def test_version_and_module_entry_point(cli):
     result = cli("--version")
     assert result.returncode == 0 and cuda2rocm.__version__ in result.stdout
+
+
+def test_one_lint_writes_several_reports(cli, tmp_path):
+    """`--also-write` feeds JSON and SARIF from the run that prints annotations (the Action)."""
+    (tmp_path / "a.py").write_text('import torch\n\nx = torch.zeros(2, device="hip")\n')
+    done = cli(
+        "lint", "--format", "github", "--also-write", f"json={tmp_path / 'r.json'}",
+        "--also-write", f"sarif={tmp_path / 'r.sarif'}", str(tmp_path / "a.py"),
+    )  # fmt: skip
+    assert done.returncode == 1 and done.stdout.startswith("::error file=")
+    result = json.loads((tmp_path / "r.json").read_text())
+    sarif = json.loads((tmp_path / "r.sarif").read_text())
+    assert [d["code"] for d in result["diagnostics"]] == ["CR102"]
+    assert [r["ruleId"] for r in sarif["runs"][0]["results"]] == ["CR102"]
+    bad = cli("lint", "--also-write", "xml=out.xml", str(tmp_path))
+    assert bad.returncode == 2 and "FORMAT=FILE" in bad.stderr

@@ -411,8 +411,9 @@ def _yaml_blocks() -> list:
     import re
 
     yaml = pytest.importorskip("yaml")
-    readme = (ROOT / "README.md").read_text()
-    return [yaml.safe_load(b) for b in re.findall(r"```yaml\n(.*?)```", readme, re.S)]
+    pages = [ROOT / "README.md", ROOT / "docs" / "integrations.md"]
+    text = "\n".join(p.read_text() for p in pages)
+    return [yaml.safe_load(b) for b in re.findall(r"```yaml\n(.*?)```", text, re.S)]
 
 
 def test_readme_ci_snippets_match_the_hooks_and_the_action():
@@ -500,7 +501,7 @@ def test_html_report_wording_order_and_markdown():
         files=1,
     )
     page = html.render(result)
-    assert "Fixable automatically" in page and "Fixed automatically" not in page
+    assert "Actions fixable automatically" in page and "Fixed automatically" not in page
     assert "fixed by" not in page
     assert '<p class="msg">see <code>cudnn.benchmark</code></p>' in page
     assert page.index("a.py:5:1") < page.index("a.py:1:1")  # errors first within a file

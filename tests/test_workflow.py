@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -395,6 +396,9 @@ def test_action_yml_wires_cache_upload_guard_and_own_environment():
     assert "steps.lint.outputs.ran == 'true'" in upload["if"]
     assert "head.repo.full_name == github.repository" in upload["if"]
     assert "version" not in action["inputs"]  # no promise of a package-index release
+    for used in uses:  # third-party actions pinned by commit, not by a movable tag
+        if used:
+            assert re.fullmatch(r"[\w./-]+@[0-9a-f]{40}", used), used
     install = next(s for s in steps if s.get("name") == "Install cuda2rocm")
     assert "runner.temp" in install["env"]["CUDA2ROCM_VENV"]
 

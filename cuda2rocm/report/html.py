@@ -26,7 +26,7 @@ from cuda2rocm import __version__
 from cuda2rocm.catalogue import RuleSpec, load_catalogue
 from cuda2rocm.engine import LintResult
 from cuda2rocm.model import STEPS, Diagnostic, Safety
-from cuda2rocm.report import json_format, svg
+from cuda2rocm.report import json_format, plan, svg
 from cuda2rocm.sources import LineIndex
 
 SEVERITIES = ("error", "warning", "info")
@@ -331,6 +331,7 @@ vertical-align:-.1rem}
 .k-info{background:var(--info)}.k-safe{background:var(--safe)}
 .k-unsafe{background:var(--unsafe)}.k-manual{background:var(--manual)}
 .scroll{overflow-x:auto;max-width:100%}
+#plan-table th .muted{display:block;font-weight:normal}
 table{border-collapse:collapse;width:100%;font-size:.95rem;margin:.5rem 0}
 caption{text-align:left;font-weight:600;padding:.3rem 0;caption-side:top}
 th,td{border-bottom:1px solid var(--line);padding:.3rem .5rem;text-align:left;
@@ -384,6 +385,8 @@ def _legend(items: Iterable[tuple[str, str, int]], fix: bool = False) -> str:
 
 def _summary_section(fig: Figures, note: str) -> str:
     s = fig.summary
+    a_safe, _a_unsafe, a_total = plan.action_share(fig.total.findings)
+    action_safe = (a_safe, a_total)
     total = s["diagnostics"]
     safe, unsafe = s["fixable"]["safe"], s["fixable"]["unsafe"]
     manual = total - safe - unsafe
@@ -394,7 +397,7 @@ def _summary_section(fig: Figures, note: str) -> str:
         ("error", "Errors", sev["error"]),
         ("warning", "Warnings", sev["warning"]),
         ("info", "Info", sev["info"]),
-        ("safe-share", "Fixable automatically", _pct(safe, total)),
+        ("safe-share", "Actions fixable automatically", _pct(*action_safe)),
     ]
     body = "".join(
         f'<div><dt>{_e(label)}</dt><dd data-figure="{key}" class="sev-{key}">{_e(value)}</dd></div>'
@@ -413,8 +416,10 @@ def _summary_section(fig: Figures, note: str) -> str:
         )
         verdict = (
             f"{blocking}; {sev['warning']} warnings may give wrong results or slow code, "
-            f"{sev['info']} are worth a look. <code>cuda2rocm lint --fix</code> can settle "
-            f'<strong data-figure="safe">{safe}</strong> of {total} findings ({_pct(safe, total)})'
+            f"{sev['info']} are worth a look. Of the {a_total} actions (errors and warnings), "
+            f"<code>cuda2rocm lint --fix</code> settles {a_safe} ({_pct(a_safe, a_total)}); "
+            f"of all {total} findings, notes included, it settles "
+            f'<strong data-figure="safe">{safe}</strong> ({_pct(safe, total)})'
             f'; <strong data-figure="unsafe">{unsafe}</strong> more have a fix to review '
             f"(<code>--unsafe-fixes</code>, {_pct(safe + unsafe, total)} in all); "
             f'<strong data-figure="manual">{manual}</strong> ({_pct(manual, total)}) '
@@ -425,6 +430,91 @@ def _summary_section(fig: Figures, note: str) -> str:
         '<section id="summary" aria-labelledby="summary-h"><h2 id="summary-h">Readiness</h2>'
         f'<dl class="cards">{body}</dl><p class="verdict">{verdict}</p>{extra}</section>'
     )
+
+
+def _plan_section(fig: Figures, paths: Sequence[str], trend: plan.Trend | None) -> str:
+    """The port, per component: blockers, risks, notes, what fix settles, effort; then the
+    components that stay CUDA-only, and the trend against a baseline."""
+    parts = [
+        '<section id="plan" aria-labelledby="plan-h"><h2 id="plan-h">The port, per component</h2>',
+        "<p>A component is the nearest folder with its own build (CMakeLists.txt, setup.py, "
+        "pyproject.toml), else a top-level Python package or folder. <strong>Blockers</strong> "
+        "(errors) break the ROCm build or run; <strong>risks</strong> (warnings) may give wrong "
+        "results or slow code; <strong>notes</strong> (info) ask for a look. Errors and "
+        "warnings are the actions; <em>fix</em> counts the actions <code>cuda2rocm lint --fix"
+        "</code> settles. <strong>Effort</strong>: " + inline_markdown(plan.EFFORT_BASIS) + ".</p>",
+    ]
+    comps = plan.components(fig.total.findings, paths)
+    if comps:
+        head = "".join(
+            f'<th scope="col"{" class=n" if n else ""}>{h}</th>'
+            for h, n in (
+                ("Component", 0), ("Blockers", 1), ("Risks", 1), ("Notes", 1),
+                ("Fix settles", 1), ("To review", 1), ("By hand", 1), ("Effort", 0),
+            )
+        )  # fmt: skip
+        rows = []
+        for c in comps:
+            share = f"{c.safe} of {c.actions}" if c.actions else "-"
+            rows.append(
+                f'<tr data-component="{_e(c.name)}"><th scope="row"><code>{_e(c.name)}</code> '
+                f'<span class="muted">{_e(c.kind)}, {c.files} files</span></th>'
+                f'<td class="n" data-severity="error">{c.blockers}</td>'
+                f'<td class="n" data-severity="warning">{c.risks}</td>'
+                f'<td class="n" data-severity="info">{c.notes}</td>'
+                f'<td class="n" data-fix="safe">{_e(share)}</td>'
+                f'<td class="n" data-fix="unsafe">{c.unsafe}</td>'
+                f'<td class="n" data-fix="manual">{c.manual}</td>'
+                f'<td data-effort="{c.effort}">{_e(c.effort)} '
+                f'<span class="muted">({c.decisions} decisions)</span></td></tr>'
+            )
+        parts.append(
+            '<div class="scroll" role="region" aria-labelledby="plan-cap" tabindex="0">'
+            '<table id="plan-table"><caption id="plan-cap">Per component, most work first'
+            f"</caption><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+            "</div>"
+        )
+    else:
+        parts.append("<p>No component has findings.</p>")
+    only = plan.cuda_only(fig.total.findings)
+    parts.append('<h3 id="cuda-only">Components that stay CUDA-only</h3>')
+    if only:
+        items = "".join(
+            f'<li data-cuda-only="{_e(o.path)}"><code>{_e(o.path)}:{o.line}</code> '
+            f"({'a decision the project took' if o.decided else 'a decision to take'}): "
+            f"{inline_markdown(o.why)}</li>"
+            for o in only
+        )
+        parts.append(
+            "<p>The ROCm build leaves these out: their findings are not counted above "
+            "(<code>cuda2rocm lint --show-guarded</code> lists them). Porting one is a "
+            f"decision, not a list of edits.</p><ul>{items}</ul>"
+        )
+    else:
+        parts.append(
+            "<p>None found: every component this run read is built for ROCm, or is code to "
+            "port. Declare one kept NVIDIA-only by decision with the <code>cuda-only</code> "
+            "configuration key.</p>"
+        )
+    parts.append('<h3 id="trend">Against the baseline</h3>')
+    if trend is None:
+        parts.append(
+            "<p>No baseline: <code>cuda2rocm lint --write-baseline FILE</code> records "
+            "today's findings; <code>cuda2rocm report --baseline FILE</code> then shows what "
+            "is new and what was fixed since.</p>"
+        )
+    else:
+        parts.append(
+            f'<dl class="cards"><div><dt>Recorded</dt><dd data-trend="recorded">{trend.recorded}'
+            f'</dd></div><div><dt>Fixed since</dt><dd data-trend="resolved">{trend.resolved}'
+            f'</dd></div><div><dt>Still there</dt><dd data-trend="still">{trend.still}</dd>'
+            f'</div><div><dt>New since</dt><dd data-trend="new">{trend.new}</dd></div></dl>'
+            '<p class="muted">Findings the baseline records are not counted elsewhere on '
+            'this page; "fixed since" counts its entries that match nothing any more (fixed '
+            "or changed code).</p>"
+        )
+    parts.append("</section>")
+    return "".join(parts)
 
 
 def _steps_section(fig: Figures) -> str:
@@ -712,14 +802,17 @@ def render(
     note: str = "",
     generated: _dt.datetime | None = None,
     catalogue: Iterable[RuleSpec] | None = None,
+    trend: plan.Trend | None = None,
 ) -> str:
-    """The whole page. `note` is shown under the summary (e.g. what a baseline hid)."""
+    """The whole page. `note` is shown under the summary (e.g. what a baseline hid); `trend`
+    compares the run with its baseline."""
     rules = {r.id: r for r in (catalogue if catalogue is not None else load_catalogue())}
     fig = Figures.of(result)
     groups = _grouped(fig)
     when = (generated or _dt.datetime.now(_dt.timezone.utc)).strftime("%Y-%m-%d %H:%M UTC")
     scanned = ", ".join(paths) if paths else "."
-    nav = [("summary", "Readiness"), ("steps", "Per step"), ("fixes", "Fixes")]
+    nav = [("summary", "Readiness"), ("plan", "Per component"), ("steps", "Per step")]
+    nav.append(("fixes", "Fixes"))
     if groups:
         nav += [("files", "Files"), ("findings", "Findings")]
     if result.notices:
@@ -741,6 +834,7 @@ def render(
         f'<nav aria-label="Contents"><ul>{nav_html}</ul></nav>',
         '<main id="main">',
         _summary_section(fig, note),
+        _plan_section(fig, paths, trend),
         _steps_section(fig),
         _fixes_section(fig, rules),
     ]
