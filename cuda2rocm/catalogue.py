@@ -42,6 +42,15 @@ class Example:
     path: str = ""
     unsafe: bool = False
     name: str = ""
+    #: What the example assumes and asserts beyond the rewrite (the rule file is the whole
+    #: contract): the targets it is linted for (`rocm-version`, `offload-arch`; the defaults
+    #: otherwise), the fix target (`target`: portable / hip), the severity every finding
+    #: has, and words every finding's message contains.
+    rocm_version: str | None = None
+    offload_arch: tuple[str, ...] | None = None
+    target: str = "portable"
+    severity: str | None = None
+    message: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -68,6 +77,9 @@ class RuleSpec:
     check: str = ""
     tables: dict = field(default_factory=dict, hash=False, compare=False)
     source: str = ""
+    #: Every finding of the rule is a fact of wavefronts of this size (64: lanes 32-63):
+    #: the rule is off when no `offload-arch` target runs such wavefronts. 0: any size.
+    wavefront: int = 0
 
     @property
     def step_name(self) -> str:
@@ -102,6 +114,7 @@ def _examples(data: dict, key: str, where: str, language: str) -> tuple[Example,
     for i, raw in enumerate(data.get(key, [])):
         w = f"{where}: {key}[{i}]"
         known = {"code", "fixed", "count", "path", "unsafe", "name"}
+        known |= {"rocm-version", "offload-arch", "target", "severity", "message"}
         extra = set(raw) - known
         if extra:
             raise CatalogueError(f"{w}: unknown keys {sorted(extra)}")
@@ -113,6 +126,11 @@ def _examples(data: dict, key: str, where: str, language: str) -> tuple[Example,
                 path=raw.get("path", default_path),
                 unsafe=bool(raw.get("unsafe", False)),
                 name=raw.get("name", f"{key}[{i}]"),
+                rocm_version=raw.get("rocm-version"),
+                offload_arch=tuple(raw["offload-arch"]) if "offload-arch" in raw else None,
+                target=raw.get("target", "portable"),
+                severity=raw.get("severity"),
+                message=tuple(raw.get("message", ())),
             )
         )
     return tuple(out)
@@ -158,7 +176,15 @@ def parse_rule(data: dict, where: str) -> RuleSpec:
         check=data.get("check", ""),
         tables=data.get("tables", {}),
         source=where,
+        wavefront=_wavefront(data, where),
     )
+
+
+def _wavefront(data: dict, where: str) -> int:
+    value = data.get("wavefront", 0)
+    if value not in (0, 32, 64):
+        raise CatalogueError(f"{where}: 'wavefront' must be 32 or 64")
+    return value
 
 
 @functools.lru_cache(maxsize=4)
