@@ -136,7 +136,7 @@ def test_every_fact_a_check_names_exists_and_every_fact_is_read():
     known = set(facts.load())
     assert named <= known, named - known
     # lane-mask-64 / warp-size-64 are also the `wavefront = 64` of whole rules
-    assert known - named <= {"lane-mask-64", "warpsize-constexpr", "amdgcn-wavefront-size"}
+    assert known - named <= {"lane-mask-64"}, known - named
 
 
 def test_messages_make_no_unranged_release_claims():
@@ -204,6 +204,33 @@ def test_every_since_fact_of_an_api_has_a_boundary_test():
     ranged = {k for k, f in facts.load().items() if f.since}
     # hip-bf16: a fix, activemask / warp-sync-builtins: wave32 and message tests below
     assert ranged - set(BOUNDARIES) <= {"hip-bf16", "activemask", "warp-sync-builtins"}
+
+
+#: fact -> (rule, code that breaks from the fact's `until` release on)
+UNTIL = {
+    "warpsize-constexpr": (
+        "warpsize-constexpr",
+        "__global__ void k(float* x) { __shared__ float s[warpSize]; x[0] = s[0]; }\n",
+    ),
+    "amdgcn-wavefront-size": (
+        "amdgcn-wavefront-size",
+        "#if __AMDGCN_WAVEFRONT_SIZE == 64\n#define W 64\n#endif\n",
+    ),
+}
+
+
+@pytest.mark.parametrize("key", sorted(UNTIL))
+def test_an_until_fact_is_reported_once_the_range_reaches_its_release(key):
+    rule, code = UNTIL[key]
+    until = facts.fact(key).until
+    last = _before(until)
+    assert lint(rule, code, f"6.0..{last}") == []  # every supported release is older
+    assert lint(rule, code, "6.0")  # the open range reaches 7.x
+    assert lint(rule, code, f"{until[0]}.{until[1]}")
+
+
+def test_every_until_fact_has_a_boundary_test():
+    assert {k for k, f in facts.load().items() if f.until} == set(UNTIL)
 
 
 def test_sync_builtins_message_follows_the_release():
