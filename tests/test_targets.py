@@ -182,6 +182,14 @@ BOUNDARIES = {
         " o[0] = cg::reduce(t, o[1], cg::plus<int>()); }\n",
     ),
     "syncwarp": ("warp-mask-32bit", "__global__ void k() { __syncwarp(); }\n"),
+    "device-prop-smem-optin": (
+        "device-limits",
+        "int f(hipDeviceProp_t p) { return p.sharedMemPerBlockOptin; }\n",
+    ),
+    "half2-members-half": (
+        "half-members",
+        "#include <cuda_fp16.h>\n__device__ float f(__half2 h) { float a = h.y; return a; }\n",
+    ),
 }
 
 
