@@ -118,6 +118,7 @@ def _examples(data: dict, key: str, where: str, language: str) -> tuple[Example,
         extra = set(raw) - known
         if extra:
             raise CatalogueError(f"{w}: unknown keys {sorted(extra)}")
+        _check_assumptions(raw, w)
         out.append(
             Example(
                 code=_req(raw, "code", str, w),
@@ -134,6 +135,23 @@ def _examples(data: dict, key: str, where: str, language: str) -> tuple[Example,
             )
         )
     return tuple(out)
+
+
+def _check_assumptions(raw: dict, where: str) -> None:
+    """An example's stated targets, fix target and severity must be ones the tool knows."""
+    from cuda2rocm.targets import TargetError, Targets
+
+    if raw.get("target", "portable") not in ("portable", "hip"):
+        raise CatalogueError(f"{where}: target must be 'portable' or 'hip'")
+    if raw.get("severity", "error") not in ("error", "warning", "info"):
+        raise CatalogueError(f"{where}: severity must be error, warning or info")
+    message = raw.get("message", [])
+    if not isinstance(message, list) or not all(isinstance(m, str) for m in message):
+        raise CatalogueError(f"{where}: message must be a list of strings")
+    try:
+        Targets.parse(raw.get("rocm-version"), raw.get("offload-arch"))
+    except TargetError as exc:
+        raise CatalogueError(f"{where}: {exc}") from exc
 
 
 def parse_rule(data: dict, where: str) -> RuleSpec:

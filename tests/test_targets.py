@@ -302,3 +302,45 @@ def test_compat_header_maps_without_release_tests_what_every_target_has():
     assert "#if CUDA2ROCM_ROCM_VERSION >= 600" not in new
     assert "#define CUBLAS_COMPUTE_32F" in new and "CUDA2ROCM_CG_REDUCE" in new
     assert "CUDA2ROCM_CG_REDUCE" not in compat_header.render(used, oldest=713)
+
+
+# -- the rule file is the whole contract -------------------------------------------------------
+def test_an_example_states_only_assumptions_the_tool_knows():
+    from cuda2rocm.catalogue import CatalogueError, parse_rule
+
+    base = {
+        "id": "x-rule", "code": "CR499", "step": 4, "severity": "error",
+        "languages": ["cuda"], "fix": "none", "summary": "s", "explanation": "e",
+        "references": [{"title": "t", "url": "u"}],
+    }  # fmt: skip
+    for bad in (
+        {"rocm-version": "seven"},
+        {"offload-arch": ["sm_90"]},
+        {"target": "rocm"},
+        {"severity": "fatal"},
+        {"message": "a string, not a list"},
+    ):
+        with pytest.raises(CatalogueError):
+            parse_rule({**base, "invalid": [{"code": "x", **bad}]}, "x-rule.toml")
+    ok = parse_rule({**base, "invalid": [{"code": "x", "rocm-version": "6.2"}]}, "x-rule.toml")
+    assert ok.invalid[0].rocm_version == "6.2"
+
+
+def test_a_stated_severity_or_message_that_does_not_hold_fails_the_examples():
+    """test_rule_examples checks what an example states: a change of severity or of the
+    message's key words fails the rule's own examples."""
+    from test_rule_examples import _contract
+
+    rule = RULES["cooperative-groups"]
+    example = next(e for e in rule.invalid if e.name.startswith("binary_partition"))
+    found = lint(rule.id, example.code, example.rocm_version)
+    _contract(example, found)  # holds as written
+    demoted = [
+        d.__class__(**{**d.__dict__, "severity": d.severity.__class__("info")}) for d in found
+    ]
+    stated = example.__class__(**{**example.__dict__, "severity": "error"})
+    with pytest.raises(AssertionError):
+        _contract(stated, demoted)
+    reworded = example.__class__(**{**example.__dict__, "message": ("before ROCm 9.9",)})
+    with pytest.raises(AssertionError):
+        _contract(reworded, found)
