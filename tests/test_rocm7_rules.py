@@ -71,3 +71,17 @@ def test_rocm_7_warpsize_is_the_target_wavefront_at_run_time_only(arch, tmp_path
     code = "__device__ int lanes() { return warpSize; }\n"
     assert errors_in_fixture(code, "7.2", tmp_path, arch) == []
     assert errors_in_fixture("int a[warpSize];\n" + code, "7.2", tmp_path, arch)
+
+
+@pytest.mark.skipif(shutil.which("hipcc") is None, reason="needs hipcc (HIP 5.2 here)")
+def test_warpsize_constant_uses_build_with_the_local_hip(tmp_path):
+    """The other side with the installed HIP (5.2.3): `warpSize` is constexpr there, for both
+    wavefront sizes."""
+    fires = RULES["warpsize-constexpr"].invalid[0]
+    source = tmp_path / "fixture.hip"
+    source.write_text(fires.code.lstrip("\n"))
+    cmd = ["hipcc", "--offload-arch=gfx90a", "--offload-arch=gfx1030", "-x", "hip"]
+    cmd += ["-fsyntax-only", "-include", "hip/hip_runtime.h", str(source)]
+    env = dict(os.environ, HIP_PLATFORM="amd")
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
+    assert done.returncode == 0, done.stderr
