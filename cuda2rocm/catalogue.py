@@ -77,8 +77,9 @@ class RuleSpec:
     check: str = ""
     tables: dict = field(default_factory=dict, hash=False, compare=False)
     source: str = ""
-    #: Every finding of the rule is a fact of wavefronts of this size (64: lanes 32-63):
-    #: the rule is off when no `offload-arch` target runs such wavefronts. 0: any size.
+    #: The rule's findings are facts of wavefronts of this size (64: lanes 32-63): none is
+    #: reported when no `offload-arch` target runs such wavefronts, except those a check marks
+    #: `data["wavefront"] = "any"` (engine.Linter.off_wave). 0: any size.
     wavefront: int = 0
 
     @property

@@ -98,9 +98,12 @@ class Linter:
 
         #: The ROCm releases and GPUs findings are judged for (cuda2rocm.targets.Targets).
         self.targets = targets or DEFAULT
-        # A rule whose every finding is a fact of one wavefront size (its TOML `wavefront`)
-        # has nothing to say when no target runs wavefronts of that size.
-        rules = [r for r in rules if not r.wavefront or r.wavefront in self.targets.wave_sizes]
+        #: Rules whose findings are facts of one wavefront size (their TOML `wavefront`) that
+        #: no target runs: only their findings marked `data["wavefront"] == "any"` (a
+        #: compile error on every GPU) are kept.
+        self.off_wave = frozenset(
+            r.id for r in rules if r.wavefront and r.wavefront not in self.targets.wave_sizes
+        )
         self.rules = [r for r in rules if r.step != 0 or r.tokens]
         self.selected = {r.id for r in rules}
         self.max_bytes = max_bytes
@@ -224,6 +227,12 @@ class Linter:
             found = self._lint_text(source, checks)
         if source.language == "python" and any(t.decode() in source.text for t in _EMBED_TOKENS):
             found += self._lint_embedded(source)
+        if self.off_wave:
+            found = [
+                d
+                for d in found
+                if d.rule not in self.off_wave or (d.data or {}).get("wavefront") == "any"
+            ]
         found = self._guard(source, found)
         found = self._suppress(source, found)
         found = merge_same_line(found)
