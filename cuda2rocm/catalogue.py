@@ -44,6 +44,15 @@ class Example:
     path: str = ""
     unsafe: bool = False
     name: str = ""
+    #: What the example assumes and asserts beyond the rewrite (the rule file is the whole
+    #: contract): the targets it is linted for (`rocm-version`, `offload-arch`; the defaults
+    #: otherwise), the fix target (`target`: portable / hip), the severity every finding
+    #: has, and words every finding's message contains.
+    rocm_version: str | None = None
+    offload_arch: tuple[str, ...] | None = None
+    target: str = "portable"
+    severity: str | None = None
+    message: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -70,6 +79,10 @@ class RuleSpec:
     check: str = ""
     tables: dict = field(default_factory=dict, hash=False, compare=False)
     source: str = ""
+    #: The rule's findings are facts of wavefronts of this size (64: lanes 32-63): none is
+    #: reported when no `offload-arch` target runs such wavefronts, except those a check marks
+    #: `data["wavefront"] = "any"` (engine.Linter.off_wave). 0: any size.
+    wavefront: int = 0
 
     @property
     def step_name(self) -> str:
@@ -104,9 +117,11 @@ def _examples(data: dict, key: str, where: str, language: str) -> tuple[Example,
     for i, raw in enumerate(data.get(key, [])):
         w = f"{where}: {key}[{i}]"
         known = {"code", "fixed", "count", "path", "unsafe", "name"}
+        known |= {"rocm-version", "offload-arch", "target", "severity", "message"}
         extra = set(raw) - known
         if extra:
             raise CatalogueError(f"{w}: unknown keys {sorted(extra)}")
+        _check_assumptions(raw, w)
         out.append(
             Example(
                 code=_req(raw, "code", str, w),
@@ -115,9 +130,31 @@ def _examples(data: dict, key: str, where: str, language: str) -> tuple[Example,
                 path=raw.get("path", default_path),
                 unsafe=bool(raw.get("unsafe", False)),
                 name=raw.get("name", f"{key}[{i}]"),
+                rocm_version=raw.get("rocm-version"),
+                offload_arch=tuple(raw["offload-arch"]) if "offload-arch" in raw else None,
+                target=raw.get("target", "portable"),
+                severity=raw.get("severity"),
+                message=tuple(raw.get("message", ())),
             )
         )
     return tuple(out)
+
+
+def _check_assumptions(raw: dict, where: str) -> None:
+    """An example's stated targets, fix target and severity must be ones the tool knows."""
+    from cuda2rocm.targets import TargetError, Targets
+
+    if raw.get("target", "portable") not in ("portable", "hip"):
+        raise CatalogueError(f"{where}: target must be 'portable' or 'hip'")
+    if raw.get("severity", "error") not in ("error", "warning", "info"):
+        raise CatalogueError(f"{where}: severity must be error, warning or info")
+    message = raw.get("message", [])
+    if not isinstance(message, list) or not all(isinstance(m, str) for m in message):
+        raise CatalogueError(f"{where}: message must be a list of strings")
+    try:
+        Targets.parse(raw.get("rocm-version"), raw.get("offload-arch"))
+    except TargetError as exc:
+        raise CatalogueError(f"{where}: {exc}") from exc
 
 
 def parse_rule(data: dict, where: str) -> RuleSpec:
@@ -160,6 +197,7 @@ def parse_rule(data: dict, where: str) -> RuleSpec:
         check=data.get("check", ""),
         tables=data.get("tables", {}),
         source=where,
+        wavefront=_wavefront(data, where),
     )
 
 
@@ -203,6 +241,13 @@ def _parsed_tomls(directory: Path) -> list[tuple[Path, dict]]:
         except (OSError, ValueError):  # read-only install, or a value marshal cannot hold
             pass
     return parsed
+
+
+def _wavefront(data: dict, where: str) -> int:
+    value = data.get("wavefront", 0)
+    if value not in (0, 32, 64):
+        raise CatalogueError(f"{where}: 'wavefront' must be 32 or 64")
+    return value
 
 
 @functools.lru_cache(maxsize=4)

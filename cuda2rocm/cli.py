@@ -70,6 +70,8 @@ def _options(opts: dict, **extra):
         jobs=opts.get("jobs"),
         cache=not opts.get("no_cache", True),
         cache_dir=opts.get("cache_dir"),
+        rocm_version=opts.get("rocm_version"),
+        offload_arch=_split(opts.get("offload_arch", ())) or None,
         **extra,
     )
 
@@ -102,6 +104,21 @@ _SHARED = [
         default=None,
         help="Exit 1 for findings of this severity or worse [default: config `fail-on`, "
         "else warning].",
+    ),
+    click.option(
+        "--rocm-version",
+        metavar="X.Y",
+        help="The oldest ROCm release the port must support (e.g. 6.2; OLDEST..NEWEST closes "
+        "the range) [default: config `rocm-version`, else the oldest of current PyTorch "
+        "ROCm wheels].",
+    ),
+    click.option(
+        "--offload-arch",
+        multiple=True,
+        metavar="GFX",
+        help="GPU targets (comma-separated or repeated, e.g. gfx942,gfx1100): their wavefront "
+        "size decides which lane-count findings apply [default: config `offload-arch`, else "
+        "PyTorch's ROCm wheel targets].",
     ),
 ]
 
@@ -658,6 +675,14 @@ def _show_settings(session, path: str) -> None:
     for key, name in keys.items():
         origin = config.origins.get(key, "default")
         click.echo(f"{name} = {settings[key]!r}  # {origin}")
+    targets = session.targets_for(config)
+    given = {
+        "rocm-version": session.options.rocm_version,
+        "offload-arch": session.options.offload_arch,
+    }
+    for key, value in targets.settings().items():
+        origin = "command line" if given[key] else config.origins.get(key, "default")
+        click.echo(f"{key} = {value!r}  # {origin}")
     for layer in config.layers:
         click.echo(
             f"selection from {layer.origin}: select={list(layer.select)} "

@@ -314,6 +314,9 @@ _TILE_SHFL_USE = re.compile(r"\bcuda2rocm_tile_shfl(?:_up|_down|_xor)?\s*\(")
 #: CUDA headers with no HIP counterpart whose API the header provides for HIP, by include name
 #: (recorded on the names line like the names, so a partial re-run keeps them).
 POLYFILLS = {"cooperative_groups/reduce.h": CG_REDUCE}
+#: The ROCm release (major * 100 + minor) from which HIP has a polyfilled API itself
+#: (data/facts.toml cg-reduce: 7.13).
+POLYFILL_SINCE = {"cooperative_groups/reduce.h": 713}
 
 
 def may_include(path: str, text: str) -> bool:
@@ -379,12 +382,18 @@ def declaring_header(path: str, includes: Iterable[str], limit: int = 400) -> st
     return None
 
 
-def render(used: set[str]) -> str:
-    """The header text for the CUDA names a project uses."""
+def render(used: set[str], oldest: int = 0) -> str:
+    """The header text for the CUDA names a project uses.
+
+    `oldest` (major * 100 + minor) is the oldest ROCm release the port supports
+    (`rocm-version`): a name HIP spells so from that release or earlier is mapped without a
+    release test, and a polyfill of an API every supported release has is left out."""
     identifiers = sorted(
         n for n in used if (row := names.api_name(n)) is not None and row.supported
     )
-    polyfills = sorted(n for n in used if n in POLYFILLS)
+    polyfills = sorted(
+        n for n in used if n in POLYFILLS and not (oldest and oldest >= POLYFILL_SINCE.get(n, 0))
+    )
     tile_shfl = [TILE_SHFL_PREFIX] if TILE_SHFL_PREFIX in used else []
     hints = sorted(n for n in used if n in CACHE_HINTS)
     thrust = sorted(n for n in used if n in _THRUST_MACROS)
@@ -412,7 +421,8 @@ def render(used: set[str]) -> str:
     ]
     by_release: dict[int, list[str]] = {}
     for name in identifiers:
-        by_release.setdefault(names.api_name(name).since_code, []).append(name)
+        since = names.api_name(name).since_code
+        by_release.setdefault(0 if oldest and since <= oldest else since, []).append(name)
     for release in sorted(by_release):
         if release:
             if release == min(r for r in by_release if r):
@@ -522,6 +532,7 @@ def plan(
     files: Mapping[str, tuple[str, str]],
     existing: Mapping[str, str] | None = None,
     header: str = cpp.DEFAULT_COMPAT_HEADER,
+    oldest: int = 0,
 ) -> dict[str, str]:
     """The header to write for a run: {path: content}, one path (or none when no file of the
     run includes it).
@@ -540,4 +551,4 @@ def plan(
         used |= used_names(original) | used_names(fixed)
     for text in existing.values():
         used |= recorded_names(text)
-    return {location(users, existing, header): render(used)}
+    return {location(users, existing, header): render(used, oldest)}

@@ -49,6 +49,8 @@ KEYS: dict[str, tuple[str, str]] = {
     "baseline": ("baseline", "a path (string) to a baseline file"),
     "torch-built": ("torch_built", _LIST),
     "cuda-only": ("cuda_only", _LIST),
+    "rocm-version": ("rocm_version", 'a ROCm release "MAJOR.MINOR" (or "OLDEST..NEWEST")'),
+    "offload-arch": ("offload_arch", 'a list of gfx targets (e.g. ["gfx942", "gfx1100"])'),
 }
 #: Keys whose values are paths or patterns, read relative to the file that sets them.
 _ANCHORED = (
@@ -109,6 +111,10 @@ class Config:
     torch_built: list[Patterns] = field(default_factory=list)
     #: Paths the project keeps NVIDIA-only by decision: their findings are guarded.
     cuda_only: list[Patterns] = field(default_factory=list)
+    #: The oldest ROCm release the port supports and its GPUs (cuda2rocm.targets); None
+    #: takes the default.
+    rocm_version: str | None = None
+    offload_arch: list[str] | None = None
     #: key -> the file that set it (for `--show-settings`).
     origins: dict[str, str] = field(default_factory=dict)
 
@@ -123,6 +129,12 @@ class Config:
         if any(p.match(path) for p in self.cuda_only):
             return self.origins.get("cuda-only", str(self.path or "the configuration"))
         return ""
+
+    def targets(self):
+        """The resolved cuda2rocm.targets.Targets (validated when the file was read)."""
+        from cuda2rocm.targets import Targets
+
+        return Targets.parse(self.rocm_version, self.offload_arch)
 
     def baseline_path(self) -> Path | None:
         return self.baseline
@@ -166,6 +178,7 @@ class Config:
             "cuda-only": [
                 {"base": str(p.base), "patterns": list(p.patterns)} for p in self.cuda_only
             ],
+            **self.targets().settings(),
         }
 
 
@@ -174,6 +187,10 @@ def _relative(path: str | Path, base: Path) -> str | None:
         return Path(os.path.abspath(path)).relative_to(os.path.abspath(base)).as_posix()
     except ValueError:
         return None
+
+
+def expected_list(value: object) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
 
 
 def _check(where: str, key: str, value: object) -> object:
@@ -197,6 +214,15 @@ def _check(where: str, key: str, value: object) -> object:
         ok = value in SEVERITIES
     elif key in ("baseline", "extend"):
         ok = isinstance(value, str) and bool(value)
+    elif key in ("rocm-version", "offload-arch"):
+        from cuda2rocm.targets import TargetError, Targets
+
+        ok = isinstance(value, str) if key == "rocm-version" else expected_list(value)
+        if ok:
+            try:
+                Targets.parse(*((value, None) if key == "rocm-version" else (None, value)))
+            except TargetError as exc:
+                raise ConfigError(f"{where}: '{key}': {exc}") from exc
     if not ok:
         raise ConfigError(f"{where}: '{key}' must be {expected}, got {value!r}")
     return value
@@ -270,7 +296,14 @@ def _overlay(config: Config, data: dict, path: Path) -> None:
         config.severity.update({k: (v, where) for k, v in data["severity"].items()})
     if "baseline" in data:
         config.baseline = base / data["baseline"]
-    for key in ("target", "unsafe-fixes", "max-file-size", "fail-on"):
+    for key in (
+        "target",
+        "unsafe-fixes",
+        "max-file-size",
+        "fail-on",
+        "rocm-version",
+        "offload-arch",
+    ):
         if key in data:
             setattr(config, KEYS[key][0], data[key])
     for key in data:

@@ -47,6 +47,9 @@ class LintResult:
     #: Findings in code ROCm provably never compiles or runs (`Diagnostic.guarded` says why):
     #: not reported, not fixed, listed by `--show-guarded`.
     guarded: list[Diagnostic] = field(default_factory=list)
+    #: The targets (cuda2rocm.targets.Targets.settings()) the findings were judged for, one
+    #: per distinct configuration of the run (for the JSON and SARIF reports).
+    targets: list[dict] = field(default_factory=list)
 
 
 def _general(rule_id: str, path: str, message: str, line: int = 1, column: int = 1) -> Diagnostic:
@@ -87,9 +90,20 @@ class Linter:
         target: str = "portable",
         severity: dict[str, Severity] | None = None,
         torch_built_paths: Callable[[str], bool] | None = None,
+        targets=None,
     ) -> None:
         #: Selected rules. Step-0 rules are the tool's own (parse errors, suppressions): those
         #: with tokens take part in the prefilter, the others are always on.
+        from cuda2rocm.targets import DEFAULT
+
+        #: The ROCm releases and GPUs findings are judged for (cuda2rocm.targets.Targets).
+        self.targets = targets or DEFAULT
+        #: Rules whose findings are facts of one wavefront size (their TOML `wavefront`) that
+        #: no target runs: only their findings marked `data["wavefront"] == "any"` (a
+        #: compile error on every GPU) are kept.
+        self.off_wave = frozenset(
+            r.id for r in rules if r.wavefront and r.wavefront not in self.targets.wave_sizes
+        )
         self.rules = [r for r in rules if r.step != 0 or r.tokens]
         self.selected = {r.id for r in rules}
         self.max_bytes = max_bytes
@@ -213,6 +227,12 @@ class Linter:
             found = self._lint_text(source, checks)
         if source.language == "python" and any(t.decode() in source.text for t in _EMBED_TOKENS):
             found += self._lint_embedded(source)
+        if self.off_wave:
+            found = [
+                d
+                for d in found
+                if d.rule not in self.off_wave or (d.data or {}).get("wavefront") == "any"
+            ]
         found = self._guard(source, found)
         found = self._suppress(source, found)
         found = merge_same_line(found)
@@ -383,6 +403,7 @@ class Linter:
                 [(r, self._checks[r.id]) for r in rules],
                 cpp.CppContext(
                     self.target,
+                    targets=self.targets,
                     torch_built=torch_built,
                     hipified=self.hipified_for(source.path),
                     jit=jit,

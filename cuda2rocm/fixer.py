@@ -246,7 +246,7 @@ def fix_paths(
         if o.changed and Path(o.path).suffix.lower() in _CPP_SUFFIXES
     }
     if cpp:
-        _compat_headers(cpp, report, write)
+        _compat_headers(cpp, report, write, _oldest_code(linter))
     for item, outcome in targets:
         if write and outcome.changed:
             try:
@@ -476,7 +476,15 @@ def _relink_bytes(outcome: FixOutcome, relinked: str) -> bytes:
 _CPP_SUFFIXES = {".cu", ".cuh", ".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".hxx", ".inl"}
 
 
-def _compat_headers(outcomes: dict[str, FixOutcome], report: FixReport, write: bool) -> None:
+def _oldest_code(linter) -> int:
+    """The oldest ROCm release the port supports, as major * 100 + minor (0: unknown)."""
+    targets = getattr(linter, "targets", None)
+    return targets.oldest[0] * 100 + targets.oldest[1] if targets is not None else 0
+
+
+def _compat_headers(
+    outcomes: dict[str, FixOutcome], report: FixReport, write: bool, oldest: int = 0
+) -> None:
     """Write the project's one compatibility header and point every fixed file's include at it.
 
     The header goes where compat_header.location says: an existing one (found above the fixed
@@ -494,7 +502,7 @@ def _compat_headers(outcomes: dict[str, FixOutcome], report: FixReport, write: b
     existing = {}
     for candidate in _existing_headers(users, name):
         existing[str(candidate)] = candidate.read_text(encoding="utf-8", errors="replace")
-    planned = compat_header.plan(files, existing, name)
+    planned = compat_header.plan(files, existing, name, oldest=oldest)
     for path, content in planned.items():
         for user in users:
             outcome = outcomes[user]

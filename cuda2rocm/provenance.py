@@ -1,6 +1,6 @@
 """Where this build's facts come from: the version and when its ROCm facts were checked.
 
-The date is recorded by hand in cuda2rocm/data/facts.toml (the day the facts were looked up),
+The date is recorded by hand in cuda2rocm/data/provenance.toml (the day the facts were looked up),
 never computed at run time: a build made today from old facts must not claim to be current.
 """
 
@@ -17,7 +17,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
-FACTS_FILE = Path(__file__).parent / "data" / "facts.toml"
+FACTS_FILE = Path(__file__).parent / "data" / "provenance.toml"
 
 
 @dataclass(frozen=True)

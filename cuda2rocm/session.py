@@ -46,6 +46,9 @@ class Options:
     cache_dir: str | None = None
     #: `fix --rule`: narrow to these selectors.
     rules: tuple[str, ...] = ()
+    #: `--rocm-version` / `--offload-arch`: replace the configuration's targets.
+    rocm_version: str | None = None
+    offload_arch: tuple[str, ...] | None = None
 
 
 class Session:
@@ -106,10 +109,30 @@ class Session:
                 target=self.options.target or config.target,
                 severity=self._severities(config),
                 torch_built_paths=config.torch_built_for if config.torch_built else None,
+                targets=self.targets_for(config),
             )
             if config.cuda_only:  # read by context.vendor_only
                 self._linters[id(config)].cuda_only_for = config.cuda_only_for
         return self._linters[id(config)]
+
+    def targets_for(self, config: Config):
+        """The ROCm releases and GPUs a file's findings are judged for: the command line's,
+        else its configuration's, else the defaults (cuda2rocm.targets)."""
+        from cuda2rocm.targets import TargetError, Targets
+
+        o = self.options
+        try:
+            return Targets.parse(
+                o.rocm_version if o.rocm_version is not None else config.rocm_version,
+                list(o.offload_arch) if o.offload_arch else config.offload_arch,
+            )
+        except TargetError as exc:
+            which = (
+                "--rocm-version / --offload-arch"
+                if o.rocm_version or o.offload_arch
+                else config.path
+            )
+            raise SessionError(f"{which}: {exc}") from exc
 
     def _severities(self, config: Config) -> dict[str, Severity]:
         from cuda2rocm.catalogue import matches
@@ -224,6 +247,7 @@ class Session:
             [
                 sorted(linter.selected),
                 linter.target,
+                linter.targets.settings(),
                 sorted((k, v.value) for k, v in linter.severity.items()),
                 json.dumps(config.settings(), sort_keys=True, default=str),
                 str(config.root.resolve()),
@@ -246,7 +270,10 @@ def _inside(path: str, folder: str) -> bool:
 
 def merge(parts: list[tuple[Group, LintResult]]) -> LintResult:
     merged = LintResult()
-    for _, result in parts:
+    for group, result in parts:
+        judged = group.linter.targets.settings()
+        if judged not in merged.targets:
+            merged.targets.append(judged)
         merged.diagnostics += result.diagnostics
         merged.guarded += result.guarded
         merged.notices += result.notices

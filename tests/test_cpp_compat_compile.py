@@ -113,8 +113,12 @@ def hipcc(path: Path, *archs: str) -> subprocess.CompletedProcess:
     return subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
 
 
+#: The HIP these tests compile with (hipcc 5.2.3): lint and fix for that release.
+HIP_RELEASE = ("--rocm-version", "5.2")
+
+
 def _lint(path: Path) -> list[dict]:
-    out = run_cli("lint", "--format", "json", str(path))
+    out = run_cli("lint", "--format", "json", *HIP_RELEASE, str(path))
     assert out.returncode in (0, 1), out.stderr
     return json.loads(out.stdout)["diagnostics"]
 
@@ -123,7 +127,7 @@ def _fixed(directory: Path, case: Case, *options: str) -> Path:
     """The fixture, copied into `directory` and fixed by `cuda2rocm fix --unsafe OPTIONS`."""
     directory.mkdir(parents=True)
     shutil.copy(FIXTURES / case.fixture, directory / case.fixture)
-    result = run_cli("fix", "--unsafe", *options, str(directory))
+    result = run_cli("fix", "--unsafe", *HIP_RELEASE, *options, str(directory))
     assert result.returncode in (0, 1), result.stderr
     return directory / case.fixture
 
@@ -217,7 +221,7 @@ def test_fix_is_complete_and_idempotent(case, trees):
     left = [d for d in _lint(after) if d["rule"] == case.rule]
     assert len(left) == case.remaining, left
     assert all(d["fix"] is None for d in left)
-    again = run_cli("fix", "--unsafe", str(after))
+    again = run_cli("fix", "--unsafe", *HIP_RELEASE, str(after))
     assert "Fixed 0 findings" in again.stdout
 
 

@@ -73,6 +73,13 @@ def _fix(tmp_path: Path, cli, target: str, name: str, text: str) -> Path:
     return fix_alone(tmp_path, target, name, text)
 
 
+def _fix_for(tmp_path: Path, cli, target: str, name: str, text: str, rocm: str) -> Path:
+    """`_fix` for a port whose oldest ROCm release is `rocm` (its configuration's
+    `rocm-version`, found above the file's folder)."""
+    (tmp_path / "cuda2rocm.toml").write_text(f'rocm-version = "{rocm}"\n')
+    return fix_alone(tmp_path, target, name, text)
+
+
 def _hipcc(path: Path, *flags: str) -> subprocess.CompletedProcess:
     cmd = ["hipcc", "--offload-arch=gfx90a", "--offload-arch=gfx1030", "-x", "hip", *flags]
     cmd += ["-c", str(path), "-o", f"{path}.o"]
@@ -133,13 +140,25 @@ def test_hipcc_builds_host_isfinite_after_the_fix(tmp_path, cli, target):
 # -- bf16 types that cuBLAS's header brought ---------------------------------------------------
 @pytest.mark.parametrize("target", ["portable", "hip"])
 def test_cublas_include_brings_hip_bf16_where_hip_has_it(tmp_path, cli, target):
-    text = _fix(tmp_path, cli, target, "x.cu", BF16_FROM_CUBLAS).read_text()
+    text = _fix_for(tmp_path, cli, target, "x.cu", BF16_FROM_CUBLAS, "5.2").read_text()
     block = (
         "#include <hipblas/hipblas.h>\n#if HIP_VERSION_MAJOR * 100 + HIP_VERSION_MINOR >= 507"
         " || CUDA2ROCM_ROCM_VERSION >= 507  // cuBLAS's header brings cuda_bf16.h\n"
         "#include <hip/hip_bf16.h>\n#endif"
     )
     assert block in text
+
+
+@pytest.mark.parametrize("target", ["portable", "hip"])
+def test_cublas_include_brings_hip_bf16_unguarded_when_every_target_has_it(tmp_path, cli, target):
+    """hip_bf16.h is usable from ROCm 5.7 (data/facts.toml hip-bf16): a port supporting 5.7
+    and later needs no release test around it."""
+    text = _fix_for(tmp_path, cli, target, "x.cu", BF16_FROM_CUBLAS, "5.7").read_text()
+    assert (
+        "#include <hipblas/hipblas.h>\n#include <hip/hip_bf16.h>  // cuBLAS's header brings "
+        "cuda_bf16.h" in text
+    )
+    assert "CUDA2ROCM_ROCM_VERSION >= 507" not in text
 
 
 def test_no_bf16_include_for_files_without_bf16(tmp_path, cli):
@@ -160,7 +179,7 @@ def test_hipcc_builds_bf16_from_cublas_after_the_fix(tmp_path, cli, target, flag
     include = _hipblas_include(tmp_path)
     if include is None:
         pytest.skip("hipBLAS headers not here (set HIPBLAS_INCLUDE)")
-    path = _fix(tmp_path, cli, target, "x.cu", BF16_FROM_CUBLAS)
+    path = _fix_for(tmp_path, cli, target, "x.cu", BF16_FROM_CUBLAS, "5.2")
     result = _hipcc(path, *include, f"-I{STUBS}", *flags)
     assert result.returncode == 0, result.stderr
 

@@ -37,6 +37,14 @@ def hipcc(path: Path, *flags: str) -> subprocess.CompletedProcess:
     return subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
 
 
+@pytest.fixture(autouse=True)
+def hip_5_2_port(tmp_path):
+    """These causes were reproduced with hipcc 5.2.3: every tree here is a port whose oldest
+    ROCm release is 5.2 (the configuration above it says so), so the findings and fixes are
+    those of HIP 5.2."""
+    (tmp_path / "cuda2rocm.toml").write_text('rocm-version = "5.2"\n')
+
+
 @pytest.fixture
 def fixed(tmp_path, cli):
     """fixed(target) -> the project's src folder after `fix --unsafe --target target`."""

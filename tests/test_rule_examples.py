@@ -11,14 +11,31 @@ from cuda2rocm.discover import language_of
 from cuda2rocm.engine import Linter
 from cuda2rocm.fixer import fix_source
 from cuda2rocm.sources import SourceFile
+from cuda2rocm.targets import Targets
 
 RULES = load_catalogue()
 LINTABLE = [r for r in RULES if r.step != 0]
 
 
-def _linter(spec):
-    # General rules (parse errors...) appear only while some real rule parses the file.
-    return Linter([*LINTABLE, spec] if spec.step == 0 else [spec])
+def _linter(spec, example=None):
+    """The example's own assumptions: its targets (`rocm-version`, `offload-arch`) and fix
+    target; the defaults otherwise. General rules (parse errors...) appear only while some
+    real rule parses the file."""
+    rules = [*LINTABLE, spec] if spec.step == 0 else [spec]
+    if example is None:
+        return Linter(rules)
+    arch = list(example.offload_arch) if example.offload_arch is not None else None
+    targets = Targets.parse(example.rocm_version, arch)
+    return Linter(rules, target=example.target, targets=targets)
+
+
+def _contract(example, found) -> None:
+    """The severity and message words the example states hold for every finding."""
+    for d in found:
+        if example.severity is not None:
+            assert d.severity.value == example.severity, (d.severity.value, d.message)
+        for word in example.message:
+            assert word in d.message, (word, d.message)
 
 
 def _cases(kind: str):
@@ -39,13 +56,14 @@ def _own(spec, diagnostics):
 
 @pytest.mark.parametrize(("spec", "example"), list(_cases("invalid")))
 def test_invalid_example_fires_and_fixes_exactly(spec, example):
-    linter = _linter(spec)
+    linter = _linter(spec, example)
     source = _source(example)
     found = _own(spec, linter.lint_source(source))
     if example.count is None:
         assert found, f"{spec.id} did not fire on {example.name}"
     else:
         assert len(found) == example.count, [d.message for d in found]
+    _contract(example, found)
     for d in found:
         p = d.position
         assert (p.line, p.column) <= (p.end_line, p.end_column)
@@ -66,7 +84,7 @@ def test_invalid_example_fires_and_fixes_exactly(spec, example):
 
 @pytest.mark.parametrize(("spec", "example"), list(_cases("valid")))
 def test_valid_example_does_not_fire(spec, example):
-    found = _own(spec, _linter(spec).lint_source(_source(example)))
+    found = _own(spec, _linter(spec, example).lint_source(_source(example)))
     assert found == [], [d.message for d in found]
 
 

@@ -24,22 +24,24 @@ from __future__ import annotations
 
 import re
 
+from cuda2rocm import facts
 from cuda2rocm.checks.warp_size_32 import number
 from cuda2rocm.compat_header import CG_REDUCE, HIP_CONDITION, POLYFILLS, TILE_SHFL_PREFIX
 from cuda2rocm.context.preprocessor import blank_comments
 from cuda2rocm.frontends.cpp import CppRule, Include, hip_excluded
 from cuda2rocm.model import Edit, Severity
+from cuda2rocm.targets import show
 
 GRID = frozenset({"this_grid", "this_multi_grid"})
 TILES = frozenset({"tiled_partition", "thread_block_tile"})
 NAMESPACES = frozenset({"cooperative_groups", "cg"})
-#: Group members CUDA has and HIP 5.2 does not, with what to use instead.
+#: Group members CUDA has and HIP lacks (some until a release: SINCE), with what to use.
 MISSING_MEMBERS = {
     "ballot": "`__ballot(pred)` (a 64-bit mask on AMD)",
     "any": "`__any(pred)`",
     "all": "`__all(pred)`",
-    "match_any": "a shuffle loop (HIP 5.2 has no match builtins)",
-    "match_all": "a shuffle loop (HIP 5.2 has no match builtins)",
+    "match_any": "a shuffle loop",
+    "match_all": "a shuffle loop",
     "num_threads": "`size()`, which both CUDA and HIP provide",
     "dim_threads": "`blockDim`",
     "group_dim": "`blockDim` / `gridDim`",
@@ -50,10 +52,10 @@ MISSING_MEMBERS = {
     "num_blocks": "the product of `gridDim`",
     "dim_blocks": "`gridDim`",
 }
-#: Namespace functions CUDA has and HIP 5.2 does not.
+#: Namespace functions CUDA has and HIP lacks (some until a release: SINCE).
 MISSING_FUNCTIONS = {
-    "labeled_partition": "no HIP 5.2 counterpart: partition by hand with ballots",
-    "binary_partition": "no HIP 5.2 counterpart: partition by hand with ballots",
+    "labeled_partition": "ballots: partition by hand",
+    "binary_partition": "ballots: partition by hand",
     "reduce": "hipCUB's WarpReduce/BlockReduce or a shuffle loop",
     "inclusive_scan": "hipCUB's WarpScan/BlockScan",
     "exclusive_scan": "hipCUB's WarpScan/BlockScan",
@@ -62,6 +64,23 @@ MISSING_FUNCTIONS = {
     "wait_prior": "`block.sync()` (with plain loads instead of memcpy_async)",
     "invoke_one": "`if (g.thread_rank() == 0)`",
 }
+#: Members and functions HIP has from some ROCm release on (data/facts.toml): reported only
+#: while `rocm-version` reaches below that release. The others are missing through ROCm 7.2.
+SINCE = {
+    "ballot": "cg-tile-votes",
+    "any": "cg-tile-votes",
+    "all": "cg-tile-votes",
+    "match_any": "cg-tile-votes",
+    "match_all": "cg-tile-votes",
+    "num_threads": "cg-num-threads",
+    "group_dim": "cg-group-dim",
+    "meta_group_rank": "cg-meta-group",
+    "meta_group_size": "cg-meta-group",
+    "binary_partition": "cg-binary-partition",
+    "reduce": "cg-reduce",
+}
+#: The newest release whose headers were read (data/facts.toml).
+CHECKED = "checked through ROCm 7.2"
 MISSING_HEADERS = ("cooperative_groups/",)
 POLYFILL_OF_REDUCE = "cooperative_groups/reduce.h"
 #: meta_group_* of a tile of the thread block, from members HIP 5.2 has.
@@ -126,6 +145,19 @@ _TEMPLATE_DECL = re.compile(
 
 
 class Rule(CppRule):
+    def _missing(self, name: str) -> str | None:
+        """Which of the targets lack `name`: None (none: not reported), "" (all), or the
+        words that say which releases (data/facts.toml)."""
+        if name not in SINCE:
+            return ""
+        return facts.verdict(SINCE[name], self.ctx.targets)
+
+    def _hip(self, name: str) -> str:
+        """How a message names the HIP releases that lack `name`."""
+        if name in SINCE:
+            return f"HIP before ROCm {show(facts.fact(SINCE[name]).since)}"
+        return f"HIP ({CHECKED})"
+
     def check(self) -> None:
         view = self.view
         provided = self._provided()
@@ -134,7 +166,7 @@ class Rule(CppRule):
                 fixable = inc.name in POLYFILLS
                 self.report(
                     (inc.start, inc.end),
-                    f"`<{inc.name}>` does not exist in HIP 5.2 (only "
+                    f"`<{inc.name}>` does not exist in HIP ({CHECKED}; only "
                     "hip/hip_cooperative_groups.h): "
                     + (
                         "the fix keeps it for nvcc and gives HIP a shuffle-based "
@@ -165,15 +197,17 @@ class Rule(CppRule):
                 self.report(
                     node.parent,
                     "`cooperative_groups::block_tile_memory` (CUDA's scratch for tiles larger "
-                    'than 32 threads) does not exist in HIP 5.2 (hipcc: "no template named '
+                    f'than 32 threads) does not exist in HIP ({CHECKED}; hipcc: "no template named '
                     "'block_tile_memory' in namespace 'cooperative_groups'\"), and HIP tiles "
                     "cannot be larger than a wavefront: reduce over the thread block (shared "
                     "memory, hipCUB's BlockReduce) instead",
                 )
+            elif name in MISSING_FUNCTIONS and self._missing(name) is None:
+                continue
             elif name in MISSING_FUNCTIONS and _in_cg_namespace(view, node):
                 self.report(
                     node.parent,
-                    f'`cooperative_groups::{name}` does not exist in HIP 5.2 (hipcc: "no '
+                    f'`cooperative_groups::{name}` does not exist in {self._hip(name)} (hipcc: "no '
                     f"member named '{name}' in namespace 'cooperative_groups'\"); use "
                     f"{MISSING_FUNCTIONS[name]}",
                 )
@@ -184,13 +218,16 @@ class Rule(CppRule):
                 if receiver in tiles and (call := self._other_type_shuffle(node, name)):
                     shuffles.append((node, name, receiver, call))
             elif name in MISSING_MEMBERS and node.type == "field_identifier":
+                if self._missing(name) is None:
+                    continue
                 if groups is None:
                     groups = _group_variables(view)
                 receiver = _receiver(view, node)
                 if receiver in groups:
                     self.report(
                         node,
-                        f"`{receiver}.{name}()` is not provided by HIP 5.2's cooperative groups "
+                        f"`{receiver}.{name}()` is not provided by the cooperative groups of "
+                        f"{self._hip(name)} "
                         f"(hipcc: \"no member named '{name}'\"); use {MISSING_MEMBERS[name]}",
                         self._meta_group_fix(node, name, receiver),
                     )
@@ -303,20 +340,32 @@ class Rule(CppRule):
             return
         sizes = [number(view, a) for a in args.named_children]
         size = next((s for s in sizes if s is not None), None)
+        targets = self.ctx.targets
         if size == 32:
+            half = facts.verdict("warp-size-64", targets)
+            if half is None:
+                return  # every target runs 32-lane wavefronts: the tile is the whole wave
             self.report(
                 node.parent,
                 f"`{name}<32>` is a full warp on NVIDIA but half a 64-lane wavefront on "
-                "AMD CDNA GPUs; check code that treats the tile as the whole warp",
+                f"AMD CDNA GPUs{facts.said(half)}; check code that treats the tile as the "
+                "whole warp",
                 severity=Severity.INFO,
             )
         elif size is not None and size > 32:
             wave32 = size == 64
+            where = facts.verdict("tile-wider-than-wave", targets) if wave32 else ""
+            if where is None:
+                return  # no wave32 target: a 64-thread tile is one wavefront everywhere
             self.report(
                 node.parent,
                 f"`{name}<{size}>` is larger than a wavefront "
-                + ("on wave32 (RDNA) AMD GPUs" if wave32 else "on every AMD GPU")
-                + ': HIP 5.2 fails with "Tiled partition with size > wavefront size. '
+                + (
+                    f"on wave32 (RDNA) AMD GPUs{facts.said(where)}"
+                    if wave32
+                    else "on every AMD GPU"
+                )
+                + ': HIP fails with "Tiled partition with size > wavefront size. '
                 'Currently not supported"; use the thread block or tiles of at most 32',
                 severity=Severity.WARNING if wave32 else None,
             )

@@ -16,6 +16,7 @@ No fix: the right size depends on the kernel and the device.
 
 from __future__ import annotations
 
+from cuda2rocm import facts
 from cuda2rocm.frontends.cpp import CppRule
 from cuda2rocm.model import Severity
 
@@ -34,9 +35,11 @@ class Rule(CppRule):
         for node in view.identifiers:
             name = view.text(node)
             if name == OPTIN_FIELD and node.type == "field_identifier":
+                if facts.verdict("device-prop-smem-optin", self.ctx.targets) is None:
+                    continue  # hipDeviceProp_t has it from ROCm 6.0
                 self.report(
                     node,
-                    f"`{OPTIN_FIELD}` is not a member of HIP 5.2's hipDeviceProp_t (hipcc: "
+                    f"`{OPTIN_FIELD}` is not a member of hipDeviceProp_t before ROCm 6.0 (hipcc: "
                     f"\"no member named '{OPTIN_FIELD}'\"); use `sharedMemPerBlock`, which "
                     "is the whole LDS (64 KiB on gfx90a/gfx942) on AMD GPUs",
                 )

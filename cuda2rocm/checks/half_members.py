@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from tree_sitter import Node
 
+from cuda2rocm import facts
 from cuda2rocm.frontends.cpp import CppRule, enclosing_function, hip_excluded, nodes_of_types
 from cuda2rocm.model import Severity
 
@@ -70,12 +71,14 @@ class Rule(CppRule):
                 continue
             member = view.text(ident)
             if kind in HALF2:
+                if facts.verdict("half2-members-half", self.ctx.targets) is None:
+                    continue  # from ROCm 6.0 the members are `__half`, as in CUDA
                 low = "__low2half" if member == "x" else "__high2half"
                 self.report(
                     access,
                     f"`{view.text(access)}`: the `.{member}` of a `half2` is a `__half` in CUDA "
-                    "but `unsigned short` (the raw bits) in HIP 5.x, so it compiles and reads "
-                    f"1.0 as 15360 (current ROCm declares them `__half`); use `{low}(...)` (or "
+                    "but `unsigned short` (the raw bits) in HIP before ROCm 6.0, so it compiles "
+                    f"and reads 1.0 as 15360; use `{low}(...)` (or "
                     f"`{low[:-4]}float`), which both provide",
                     severity=Severity.INFO,
                 )

@@ -331,6 +331,10 @@ class Rule(CppRule):
         if inc.name == "cuda_runtime.h" and self.ctx.target == "hip":
             return "\n#include <math.h>  // cuda_runtime.h includes it; hip_runtime.h does not"
         if inc.name in _CUBLAS_HEADERS and self._spells_bf16():
+            from cuda2rocm import facts
+
+            if facts.verdict("hip-bf16", self.ctx.targets) is None:  # every target has it
+                return "\n#include <hip/hip_bf16.h>  // cuBLAS's header brings cuda_bf16.h"
             return (
                 f"\n#if {_HIP_BF16}  // cuBLAS's header brings cuda_bf16.h"
                 "\n#include <hip/hip_bf16.h>\n#endif"

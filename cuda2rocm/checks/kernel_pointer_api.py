@@ -48,7 +48,8 @@ class Rule(CppRule):
             hip = name.replace("cuda", "hip", 1)
             self.report(
                 kernel,
-                f"HIP 5.2 declares `{hip}` with a `const void*` function only (no template "
+                f"HIP (checked: 5.2 through 6.2.2) declares `{hip}` with a `const void*` "
+                "function only (no template "
                 f'overload for kernels), so hipcc fails with "no matching function for call '
                 f"to '{hip}'\"; pass `reinterpret_cast<const void*>({text})`",
                 self.fix(

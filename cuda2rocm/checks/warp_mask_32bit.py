@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 
+from cuda2rocm import facts
 from cuda2rocm.frontends.cpp import CppRule, enclosing_function, hip_excluded, nodes_of_type
 
 SYNC = {
@@ -68,6 +69,23 @@ def _is_full(view, node) -> bool:
 
 
 class Rule(CppRule):
+    def _lanes(self) -> bool:
+        """Some target runs 64-lane wavefronts (data/facts.toml lane-mask-64): a 32-bit mask
+        can drop lanes. On wave32-only targets a mask's upper half is always zero, so storing
+        or counting it in 32 bits loses nothing; HIP's `*_sync` builtins still static_assert
+        a 64-bit mask type, so a 32-bit mask argument stays an error there."""
+        return facts.verdict("lane-mask-64", self.ctx.targets) is not None
+
+    def _no_sync(self) -> str:
+        """What the targets' HIP lacks of the `*_sync` builtins (data/facts.toml)."""
+        before = facts.verdict("warp-sync-builtins", self.ctx.targets)
+        if before is None:
+            return "HIP's `*_sync` builtins static_assert a 64-bit integer mask"
+        return (
+            "HIP before ROCm 7.0 has no `*_sync` builtins unless the build defines "
+            "HIP_ENABLE_WARP_SYNC_BUILTINS (ROCm 6.2 to 6.4), and they static_assert a 64-bit mask"
+        )
+
     def check(self) -> None:
         view = self.view
         self.masks: set[str] = set()
@@ -80,11 +98,18 @@ class Rule(CppRule):
             elif name in BITS:
                 self._bits(call, name)
             elif name == "__syncwarp" and not hip_excluded(view, call):
+                missing = facts.verdict("syncwarp", self.ctx.targets)
+                if missing is None and not _args(call):
+                    continue  # HIP declares `__syncwarp()` from ROCm 7.0
                 self._report(
                     call,
-                    "`__syncwarp` is not declared by HIP 5.2 (hipcc: use of undeclared "
-                    "identifier), and where newer HIP offers warp-sync functions their masks "
-                    "are 64-bit: on ROCm use `__builtin_amdgcn_wave_barrier()` (a wavefront "
+                    (
+                        "`__syncwarp` is not declared by HIP before ROCm 7.0 (hipcc: use of "
+                        "undeclared identifier), and from 7.0 its mask must be 64-bit"
+                        if missing is not None
+                        else "`__syncwarp(mask)` static_asserts a 64-bit mask on ROCm"
+                    )
+                    + ": on ROCm use `__builtin_amdgcn_wave_barrier()` (a wavefront "
                     "barrier) under `#ifdef __HIP_PLATFORM_AMD__`",
                 )
         for function in view.functions:
@@ -108,10 +133,13 @@ class Rule(CppRule):
     def _sync(self, call, name: str) -> None:
         view = self.view
         func = call.child_by_field_name("function")
-        if name in _WAVE_VOTES and self._thirty_two_lane_warps(call):
+        declared = facts.verdict("activemask", self.ctx.targets) is None
+        if name == "__activemask" and declared and not self._lanes():
+            return  # declared, 64-bit, and its upper half is zero on wave32 targets
+        if name in _WAVE_VOTES and self._lanes() and self._thirty_two_lane_warps(call):
             self.report(call, f"`{name}` {_HALVES}")
             return
-        if name in MASK_SOURCES and not self._mask_kept_whole(call):
+        if name in MASK_SOURCES and self._lanes() and not self._mask_kept_whole(call):
             self.report(
                 call,
                 f"`{name}` returns a 32-bit lane mask here, and AMD masks are 64-bit; where the "
@@ -122,11 +150,12 @@ class Rule(CppRule):
         args = _args(call)
         if args and name != "__activemask" and self._wide_on_rocm(call, args[0]):
             return  # the project's own 64-bit mask type on ROCm: ported for HIP's *_sync
-        if name in _LANE_MOVES and len(args) == 3 and self._thirty_two_lane_warps(call):
+        lane_moves = name in _LANE_MOVES and len(args) == 3 and self._lanes()
+        if lane_moves and self._thirty_two_lane_warps(call):
             self.report(
                 call,
-                f"`{name}` takes a 32-bit lane mask and HIP before ROCm 6.2 has no `*_sync` "
-                "builtins; no automatic fix: this function treats warps as 32 lanes (`& 31`, "
+                f"`{name}` takes a 32-bit lane mask and {self._no_sync()}; no automatic fix: "
+                "this function treats warps as 32 lanes (`& 31`, "
                 "`>> 5`, `/ 32`), and on a 64-lane wavefront the shuffle's default width spans "
                 "two of them (lane 32 would read lane 0): pass width 32 or port by hand",
             )
@@ -136,9 +165,8 @@ class Rule(CppRule):
             edits.append(self.replace(args[0], FULL))
         self._report(
             call,
-            f"`{name}` takes or returns a 32-bit lane mask; on AMD GPUs masks are 64-bit and HIP "
-            f"before ROCm 6.2 has no `*_sync` builtins: use `{SYNC[name]}` "
-            "(compatibility header)",
+            f"`{name}` takes or returns a 32-bit lane mask; on AMD GPUs masks are 64-bit and "
+            f"{self._no_sync()}: use `{SYNC[name]}` (compatibility header)",
             *edits,
         )
 
@@ -284,7 +312,7 @@ class Rule(CppRule):
         is_mask = (arg.type == "identifier" and view.text(arg) in self.masks) or (
             arg.type == "call_expression" and _callee(view, arg) in MASK_SOURCES
         )
-        if not is_mask:
+        if not is_mask or not self._lanes():
             return
         if self._thirty_two_lane_warps(call):
             self.report(call, f"`{name}` of a lane mask {_HALVES}")
@@ -315,6 +343,8 @@ class Rule(CppRule):
         type_text = view.text(type_node)
         if not _THIRTY_TWO_BIT.match(type_text):
             return
+        if not full and not self._lanes():
+            return  # a ballot's upper half is zero on wave32-only targets
         if from_ballot and self._thirty_two_lane_warps(node):
             self.report(type_node, f"`{type_text} {name}` holds a mask that {_HALVES}")
             return

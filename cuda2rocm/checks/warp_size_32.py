@@ -291,6 +291,7 @@ class Rule(CppRule):
             "`at::cuda::warp_size()` in the host pass (ROCm 7 made `warpSize` non-constant), "
             "so this does not compile; use C10_WARP_SIZE_UPPER_BOUND (array sizes) or "
             "C10_WARP_SIZE_LOWER_BOUND, or query at::cuda::warp_size() at run time",
+            data={"wavefront": "any"},  # a compile error on every GPU, not a lane count
         )
 
     # -- reporting -----------------------------------------------------------------------------

@@ -127,6 +127,9 @@ class CppContext:
     #: Kernel source handed to a run-time compiler (a string in a Python file, not a
     #: `load_inline` source): the JIT, not the file, decides what it is compiled with.
     jit: bool = False
+    #: The ROCm releases and GPUs findings are judged for (cuda2rocm.targets.Targets);
+    #: None: the defaults.
+    targets: object = None
 
 
 @dataclass(frozen=True)

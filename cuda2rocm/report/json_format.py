@@ -47,6 +47,14 @@ def _diagnostic(d: Diagnostic, specs: dict[str, RuleSpec]) -> dict:
     }
 
 
+def _targets(result: LintResult) -> list[dict]:
+    """The ROCm releases and GPUs the findings were judged for (one entry per distinct
+    configuration of the run)."""
+    from cuda2rocm.targets import DEFAULT
+
+    return result.targets or [DEFAULT.settings()]
+
+
 def render(result: LintResult, show_guarded: bool = False) -> str:
     """With `show_guarded`, the guarded findings join `diagnostics`, each with its `guarded`
     reason; `summary` still counts only the reported ones."""
@@ -59,6 +67,7 @@ def render(result: LintResult, show_guarded: bool = False) -> str:
     document = {
         "schema_version": SCHEMA_VERSION,
         "tool": {"name": "cuda2rocm", "version": __version__},
+        "targets": _targets(result),
         "diagnostics": [_diagnostic(d, specs) for d in shown],
         "notices": [{"path": n.path, "message": n.message} for n in result.notices],
         "summary": summary(result),

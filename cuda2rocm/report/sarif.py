@@ -9,6 +9,7 @@ from urllib.parse import quote
 from cuda2rocm import __version__
 from cuda2rocm.catalogue import RuleSpec, load_catalogue
 from cuda2rocm.engine import LintResult
+from cuda2rocm.report import json_format
 
 LEVEL = {"error": "error", "warning": "warning", "info": "note"}
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -105,6 +106,7 @@ def render(result: LintResult) -> str:
                     }
                 },
                 "results": results,
+                "properties": {"targets": json_format._targets(result)},
                 "invocations": [
                     {
                         "executionSuccessful": True,
