@@ -160,7 +160,7 @@ class Rule(CppRule):
         return False
 
     def _unparsed_conditions(self) -> None:
-        """`#if CUDART_VERSION >= 13000` inside a call's argument list (FBGEMM's
+        """`#if CUDART_VERSION >= 13000` inside a call's argument list (a
         `gpuMemAdvise(p, n, advice,` / `#if ... #else ... #endif` / `));`): the parser keeps
         such a directive as tokens of the expression, so `_conditions` never sees it. Read from
         the text: a condition that names a ROCm macro is left alone; otherwise the comparison
