@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from cuda2rocm.compat_header import CACHE_HINTS
 from cuda2rocm.frontends.cpp import CppRule
+from cuda2rocm.frontends.sites import by_line
 
 
 class Rule(CppRule):
@@ -32,18 +33,18 @@ class Rule(CppRule):
             return
         has_compat = view.includes_header(self.ctx.compat_header)
         for name, nodes in uses.items():
-            times = f" ({len(nodes)} uses)" if len(nodes) > 1 else ""
             fix = None
             if not has_compat and (edit := view.compat_include_edit(self.ctx)) is not None:
                 fix = self.fix(edit, description=f"include {self.ctx.compat_header}")
             elif has_compat:
                 continue  # the header maps it
-            self.report(
-                nodes[0],
-                f"`{name}`{times} has no HIP counterpart for this type (HIP declares "
-                f"{CACHE_HINTS[name]}); a cache operator is a performance hint only, so the "
-                f"compatibility header {self.ctx.compat_header} maps it to a plain "
-                "access under hipcc",
-                fix,
-                data={"cuda_name": name},
-            )
+            for site in by_line(view, nodes):  # each call is a line of the port
+                self.report(
+                    site[0],
+                    f"`{name}` has no HIP counterpart for this type (HIP declares "
+                    f"{CACHE_HINTS[name]}); a cache operator is a performance hint only, so the "
+                    f"compatibility header {self.ctx.compat_header} maps it to a plain "
+                    "access under hipcc",
+                    fix,
+                    data={"cuda_name": name},
+                )

@@ -1,4 +1,6 @@
-"""cuda-version-macro: `CUDA_VERSION` / `CUDART_VERSION` comparisons in preprocessor conditions.
+"""cuda-version-macro: vendor version comparisons (`CUDA_VERSION`, `CUDART_VERSION`,
+`CUBLAS_VER_MAJOR`, `__CUDACC_VER_MAJOR__`, `CCCL_MAJOR_VERSION`, ...: VERSION_MACRO) in
+preprocessor conditions.
 
 The numbers do not map to ROCm: torch's hipify rewrites CUDA_VERSION to TORCH_HIP_VERSION
 (ROCm major*100+minor, e.g. 702), and plain hipcc leaves it undefined (0), so `< 12000` is
@@ -24,7 +26,27 @@ from cuda2rocm.frontends.cpp import (
 )
 from cuda2rocm.model import Severity
 
-VERSIONS = frozenset({"CUDA_VERSION", "CUDART_VERSION"})
+#: The vendor version macros of CUDA and its libraries (cuda.h, cuda_runtime_api.h,
+#: cublas_api.h's CUBLAS_VER_MAJOR, cusparse.h, cufft.h, curand.h, cusolver_common.h, CCCL's
+#: cuda/version CCCL_MAJOR_VERSION, nvcc's __CUDACC_VER_MAJOR__): none is defined by hipcc or by
+#: a ROCm library header (HIP 5.2's headers define HIP_VERSION*, hipBLAS hipblasVersionMajor),
+#: so under hipcc each is 0 in a test. Not here: CUDNN_* (cudnn-version-gate), NCCL_* (RCCL
+#: defines NCCL_VERSION_CODE with NCCL's numbering), THRUST_VERSION (rocThrust defines it).
+VERSION_MACRO = re.compile(
+    r"^(?:(?:CUDA|CUDART|CUBLAS|CUBLASLT|CUSPARSE|CUSOLVER|CUFFT|CURAND|NVRTC|CUPTI|CCCL)_"
+    r"(?:VERSION|VER_MAJOR|VER_MINOR|VER_PATCH|VER_BUILD|MAJOR_VERSION|MINOR_VERSION"
+    r"|PATCH_VERSION)|__CUDACC_VER_(?:MAJOR|MINOR|BUILD)__)$"
+)
+
+
+class _Versions:
+    """`name in VERSIONS` for every vendor version macro (VERSION_MACRO)."""
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and VERSION_MACRO.match(name) is not None
+
+
+VERSIONS = _Versions()
 COMPARISONS = frozenset({"<", "<=", ">", ">=", "==", "!="})
 ROCM_AWARE = HIP_MACROS | {"ROCM_VERSION", "HIP_VERSION", "TORCH_HIP_VERSION", "USE_ROCM"}
 
@@ -49,7 +71,7 @@ class Rule(CppRule):
         lines: set[int] = set()
         used: set[str] = set()
         for node, name, (start, end) in sorted(uses, key=lambda u: u[2]):
-            if name not in table or any(a <= start and end <= b for a, b in spans):
+            if name not in VERSIONS or any(a <= start and end <= b for a, b in spans):
                 continue
             if _directive_at(view.source.text, start):
                 continue  # an `#if` the parser kept inside an expression: a condition
@@ -82,7 +104,8 @@ class Rule(CppRule):
             self.report(
                 (start, end),
                 f"`{name}` used as a value: hipcc does not define it, so this line does not "
-                f"compile on ROCm{note}; {table[name]}",
+                f"compile on ROCm{note}; "
+                + table.get(name, "guard the use under __HIP_PLATFORM_AMD__ (or USE_ROCM)"),
                 severity=Severity.ERROR,
             )
         self._version_only_includes(used)
@@ -137,7 +160,7 @@ class Rule(CppRule):
         return False
 
     def _unparsed_conditions(self) -> None:
-        """`#if CUDART_VERSION >= 13000` inside a call's argument list (FBGEMM's
+        """`#if CUDART_VERSION >= 13000` inside a call's argument list (a
         `gpuMemAdvise(p, n, advice,` / `#if ... #else ... #endif` / `));`): the parser keeps
         such a directive as tokens of the expression, so `_conditions` never sees it. Read from
         the text: a condition that names a ROCm macro is left alone; otherwise the comparison
@@ -152,7 +175,7 @@ class Rule(CppRule):
             if any(a <= start < b for a, b in spans):
                 continue
             words = set(re.findall(r"\w+", condition))
-            version = next((v for v in sorted(VERSIONS) if v in words), None)
+            version = next((v for v in sorted(words) if v in VERSIONS), None)
             if version is None or words & ROCM_AWARE:
                 continue
             if not re.search(
@@ -160,11 +183,7 @@ class Rule(CppRule):
             ):
                 continue
             guard = "!defined(USE_ROCM)" if view.torch_built else "!defined(__HIP__)"
-            message = (
-                f"`{version}` comparisons do not mean a CUDA version on ROCm (torch hipifies "
-                "it to TORCH_HIP_VERSION, plain hipcc leaves it 0); make this branch "
-                f"CUDA-only with `{guard}`, or add a ROCm version test"
-            )
+            message = _message(version, guard)
             severity = None
             if _has_alternative(text, m.end()):
                 severity = Severity.INFO
@@ -186,13 +205,15 @@ class Rule(CppRule):
     def _conditions(self) -> None:
         view = self.view
         for branch, cond in view.conditions:
-            if not any(v in view.text(cond) for v in VERSIONS):
-                continue
             idents = {view.text(n) for n in _walk(cond) if n.type == "identifier"}
+            if not any(v in VERSIONS for v in idents):
+                continue
             if idents & ROCM_AWARE:
                 continue
             if "||" in view.text(cond) and hip_taken(view, branch):
                 continue  # `CUDA_VERSION >= 9000 || defined(<ROCm macro>)`: true on ROCm
+            if _nvcc_only_conjunct(view, cond):
+                continue  # `defined(__CUDA_ARCH__) && ...`: false on ROCm whatever the version
             guard = "!defined(USE_ROCM)" if view.torch_built else "!defined(__HIP__)"
             for node in _walk(cond):
                 if node.type != "binary_expression":
@@ -207,11 +228,7 @@ class Rule(CppRule):
                     continue
                 text = view.text(node)
                 new = f"{text} && {guard}" if node == cond else f"({text} && {guard})"
-                message = (
-                    f"`{version}` comparisons do not mean a CUDA version on ROCm (torch hipifies "
-                    "it to TORCH_HIP_VERSION, plain hipcc leaves it 0); make this branch "
-                    f"CUDA-only with `{guard}`, or add a ROCm version test"
-                )
+                message = _message(version, guard)
                 # Safe only where it changes nothing on ROCm: the comparison is already false
                 # there (0 under plain hipcc, a ROCm version such as 702 after torch's
                 # hipify). Where it is true (`< 13000`), ROCm takes this (older-API) branch
@@ -255,6 +272,20 @@ class Rule(CppRule):
 
 
 _ROCM_VALUES = (0, 500, 702, 1000)
+
+
+def _message(version: str, guard: str) -> str:
+    why = (
+        "torch hipifies it to TORCH_HIP_VERSION, plain hipcc leaves it 0"
+        if version == "CUDA_VERSION"
+        else "neither hipcc nor a ROCm library defines it, so it is 0 in the test"
+    )
+    return (
+        f"`{version}` comparisons do not mean a CUDA version on ROCm ({why}); make this "
+        f"branch CUDA-only with `{guard}`, or add a ROCm version test"
+    )
+
+
 _DIRECTIVE = re.compile(r"^[ \t]*#[ \t]*(if|elif)\b([^\n]*)", re.M)
 _NESTING = re.compile(r"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b", re.M)
 
@@ -342,7 +373,34 @@ def _true_on_rocm(view, node, sides, version: str) -> bool:
         "==": lambda v: v == bound,
         "!=": lambda v: v != bound,
     }[op]
-    return any(compare(v) for v in _ROCM_VALUES)
+    # Only CUDA_VERSION is renamed by torch's hipify (TORCH_HIP_VERSION, a ROCm version);
+    # every other vendor version macro is 0 in a test under hipcc.
+    values = _ROCM_VALUES if version == "CUDA_VERSION" else (0,)
+    return any(compare(v) for v in values)
+
+
+#: Macros no HIP pass defines (HIP-Clang defines __HIP__ / __HIPCC__ instead).
+_NVCC_ONLY = frozenset({"__CUDA_ARCH__", "__NVCC__", "__CUDACC__"})
+
+
+def _nvcc_only_conjunct(view, cond) -> bool:
+    """Whether one `&&` operand of the condition tests only an nvcc-only macro
+    (`defined(__CUDA_ARCH__) && __CUDACC_VER_MAJOR__ >= 11`): every HIP pass skips the branch
+    whatever the version says, and cuda-arch-macro speaks for that test."""
+    stack = [cond]
+    while stack:
+        node = stack.pop()
+        if node.type == "parenthesized_expression":
+            stack.extend(node.named_children)
+            continue
+        op = node.child_by_field_name("operator")
+        if node.type == "binary_expression" and op is not None and view.text(op) == "&&":
+            stack += [node.child_by_field_name("left"), node.child_by_field_name("right")]
+            continue
+        idents = {view.text(n) for n in _walk(node) if n.type == "identifier"}
+        if idents and idents <= _NVCC_ONLY and node.type != "unary_expression":
+            return True
+    return False
 
 
 def _walk(node):

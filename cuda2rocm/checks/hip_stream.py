@@ -1,16 +1,16 @@
 """hip-stream: CUDA runtime and driver API names (streams, events, memory, errors, ...), and the
 cuBLAS names hipBLAS spells `hipblas*` / `HIPBLAS_*` with the same arguments (handles, status
-and operation enums, real-valued BLAS calls: the rows of data/cuda_names.tsv declared in hipBLAS
-rocm-5.2.3's hipblas.h, see tools/gen_cuda_names.py), and those hipBLAS / hipBLASLt spell so
-only from some ROCm release (data/blas_rocm6_names.tsv: cuBLASLt from 6.0, cublasSetMathMode
-from 6.1; the compatibility header maps them under a test of that release).
+and operation enums, real-valued BLAS calls: the rows of data/cuda_names.tsv declared in
+hipBLAS rocm-5.2.3's hipblas.h, see tools/gen_cuda_names.py), and those hipBLAS / hipBLASLt
+spell so only from some ROCm release (data/blas_rocm6_names.tsv: cuBLASLt from 6.0,
+cublasSetMathMode from 6.1; the compatibility header maps them under a test of that release).
 
 The name table (HIPIFY + torch's hipify, checked against the HIP headers) says whether HIP has
-each name. Names with no HIP counterpart are errors everywhere. Supported names are reported
-once per file, as a port to do, except in sources torch's cpp_extension hipifies: there nothing
-needs to change (renaming by hand would break the CUDA build), so nothing is reported. The
-`portable` fix includes the compatibility header, which maps the name under hipcc; the `hip`
-fix renames every use.
+each name. Names with no HIP counterpart are errors everywhere. Supported names are reported at
+each line that holds one (frontends/sites.py: the line is the edit), as a port to do, except in
+sources torch's cpp_extension hipifies: there nothing needs to change (renaming by hand would
+break the CUDA build), so nothing is reported. The `portable` fix includes the compatibility
+header, which maps the name under hipcc; the `hip` fix renames every use.
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ from __future__ import annotations
 import bisect
 
 from cuda2rocm import names
-from cuda2rocm.frontends.cpp import CppRule, live_first
+from cuda2rocm.frontends.cpp import CppRule
+from cuda2rocm.frontends.sites import by_line
 from cuda2rocm.model import Edit, Safety, Severity
 
 #: Where a mapped name lives, when not in the HIP runtime.
@@ -32,6 +33,7 @@ class Rule(CppRule):
         uses: dict[str, list[tuple[int, int, str]]] = {}
         tested = sorted((c.start_byte, c.end_byte) for _, c in view.conditions)
         starts = [t[0] for t in tested]
+        own = _own_macros(view)
         for node in view.identifiers:
             if node.type == "field_identifier":
                 continue
@@ -39,57 +41,90 @@ class Rule(CppRule):
             if i >= 0 and node.end_byte <= tested[i][1]:
                 continue  # a macro an #if tests: nvcc-only-guard / cuda-*-macro speak for it
             name = view.text(node)
-            if names.api_name(name) is None:
+            if name in own or names.api_name(name) is None:
                 continue
             uses.setdefault(name, []).append((*view.span(node), name))
         for token in view.macro_tokens:
-            if names.api_name(token.name) is not None:
+            if token.name not in own and names.api_name(token.name) is not None:
                 uses.setdefault(token.name, []).append((token.start, token.end, token.name))
         has_compat = view.includes_header(self.ctx.compat_header)
+        missing: list[tuple[int, int, str]] = []
+        port: list[tuple[int, int, str]] = []
         for name, spans in uses.items():
-            spans.sort()
-            spans = live_first(view, spans)
             row = names.api_name(name)
-            times = f" ({len(spans)} uses)" if len(spans) > 1 else ""
-            data = {"cuda_name": name}
             if not row.supported:
-                why = (
-                    f"HIPIFY's {row.hip} is not in the HIP headers"
-                    if row.hip
-                    else "HIPIFY knows no HIP equivalent"
-                )
-                self.report(
-                    spans[0][:2],
-                    f"`{name}` has no HIP counterpart ({why}){times}; this code needs a ROCm path",
-                    severity=Severity.ERROR,
-                    data=data,
-                )
-            elif view.torch_built or view.hipified:
-                continue  # torch's (or the project's) hipify renames it: nothing to do
-            elif self.ctx.target == "hip":
-                edits = [Edit(s, e, row.hip, text) for s, e, text in spans]
-                safety = Safety.UNSAFE if row.status == "deprecated" else Safety.SAFE
-                fix = self.fix(*edits, description=f"rename to {row.hip}", safety=safety)
-                self._port(spans[0][:2], name, row, times, fix, data)
-            elif not has_compat:
-                compat = self.view.compat_include_edit(self.ctx)
-                fix = (
-                    self.fix(compat, description=f"include {self.ctx.compat_header}")
-                    if compat is not None
-                    else None  # a file the header may not go into (compat_header.may_include)
-                )
-                self._port(spans[0][:2], name, row, times, fix, data)
+                missing += spans
+            elif not (view.torch_built or view.hipified):
+                port += spans  # else torch's (or the project's) hipify renames it
+        # One finding per line that must change (sites.by_line), naming what is on it.
+        for line in by_line(view, missing):
+            self._missing(line)
+        if port and (self.ctx.target == "hip" or not has_compat):
+            for line in by_line(view, port):
+                self._port_line(line)
 
-    def _port(self, span, name, row, times, fix, data) -> None:
-        deprecated = " (deprecated)" if row.status == "deprecated" else ""
-        since = f" (ROCm {row.since} and later)" if row.since else ""
+    def _missing(self, line: list[tuple[int, int, str]]) -> None:
+        parts = []
+        for name in dict.fromkeys(t[2] for t in line):
+            row = names.api_name(name)
+            why = (
+                f"HIPIFY's {row.hip} is not in the HIP headers"
+                if row.hip
+                else "HIPIFY knows no HIP equivalent"
+            )
+            parts.append(f"`{name}` ({why})")
+        has = "has" if len(parts) == 1 else "have"
         self.report(
-            span,
-            f"`{name}` is `{row.hip}`{deprecated} in {_LIBRARY.get(row.library, 'HIP')}{since}"
-            f"{times}, "
-            "and this file is not built by "
-            "torch's cpp_extension (which would hipify it): map it for hipcc",
+            line[0][:2],
+            f"{', '.join(parts)} {has} no HIP counterpart; this code needs a ROCm path",
+            severity=Severity.ERROR,
+            data={"cuda_name": line[0][2]},
+        )
+
+    def _port_line(self, line: list[tuple[int, int, str]]) -> None:
+        name = line[0][2]
+        data = {"cuda_name": name}
+        if self.ctx.target == "hip":
+            edits = [Edit(s, e, names.api_name(t).hip, t) for s, e, t in line]
+            unsafe = any(names.api_name(t).status == "deprecated" for _, _, t in line)
+            fix = self.fix(
+                *edits,
+                description="rename to " + ", ".join(dict.fromkeys(e.replacement for e in edits)),
+                safety=Safety.UNSAFE if unsafe else Safety.SAFE,
+            )
+        else:
+            compat = self.view.compat_include_edit(self.ctx)
+            fix = (
+                self.fix(compat, description=f"include {self.ctx.compat_header}")
+                if compat is not None
+                else None  # a file the header may not go into (compat_header.may_include)
+            )
+        mapped = [_mapping(n) for n in dict.fromkeys(t[2] for t in line)]
+        self.report(
+            line[0][:2],
+            f"{'; '.join(mapped)}, and this file is not built by torch's cpp_extension (which "
+            "would hipify it): map it for hipcc",
             fix,
             severity=Severity.WARNING,
             data=data,
         )
+
+
+def _own_macros(view) -> frozenset[str]:
+    """CUDA names this file `#define`s itself (`#define cudaStream_t hipStream_t`,
+    `#define CUBLAS_STATUS_SUCCESS MUSA_...`): the project's own mapping, so neither the
+    definition nor the uses are a port to do."""
+    own = set()
+    for node in view.defines:
+        name = node.child_by_field_name("name")
+        if name is not None:
+            own.add(view.text(name))
+    return frozenset(own)
+
+
+def _mapping(name: str) -> str:
+    """`cudaFree` is `hipFree` in HIP: one name's port."""
+    row = names.api_name(name)
+    deprecated = " (deprecated)" if row.status == "deprecated" else ""
+    since = f" (ROCm {row.since} and later)" if row.since else ""
+    return f"`{name}` is `{row.hip}`{deprecated} in {_LIBRARY.get(row.library, 'HIP')}{since}"

@@ -42,13 +42,98 @@ class Rule(NameAware):
     #: the fast pass keeps whole the bodies this rule reports in: it reads the rest of the
     #: block after a test (is CUDA's compiler run there?)
     WHOLE_BODIES = True
+    #: a comparison of what a project wrapper of torch.version.cuda returns is reported at the
+    #: caller (`if cuda_release() >= (12, 0)`)
+    READS_CALLERS = True
 
     def __init__(self, *args) -> None:
         super().__init__(*args)
         self._nvidia_packages: frozenset[str] | None = None
         self._nvcc_flags: frozenset[str] | None = None
         self._guard = VendorGuard(self, (HIP,))
+        #: project functions returning a value read from torch.version.cuda, and names bound
+        #: to their results (found on the first comparison: most files have none)
+        self._wrappers: dict | None = None
+        self._results: set[str] = set()
         self._flag_guard = VendorGuard(self, (HIP,), follow_names=True)
+
+    def visit_Comparison(self, comp: cst.Comparison) -> None:
+        if self._wrappers is None:
+            self._wrappers, self._results = self._find_wrappers(self.context.wrapper.module)
+        if self._wrappers:
+            self._wrapper_gate(comp, self._wrappers, self._results)
+
+    def _find_wrappers(self, node: cst.Module) -> tuple[dict, set[str]]:
+        # A project wrapper (`def cuda_release(): return torch.version.cuda.split(".")`) is
+        # the same version: a comparison of what it returns is a CUDA-version gate too.
+        wrappers = {
+            f.name.value: f
+            for f in _nodes(node, cst.FunctionDef)
+            if self._reads_cuda_version(f) and self._returns_version(f)
+        }
+        results: set[str] = set()  # names bound to a wrapper's result: `rt = cuda_release()`
+        for assign in _nodes(node, cst.Assign):
+            if _called(assign.value, wrappers) and len(assign.targets) == 1:
+                target = assign.targets[0].target
+                if isinstance(target, cst.Name):
+                    results.add(target.value)
+        return wrappers, results
+
+    def _wrapper_gate(self, comp: cst.Comparison, wrappers: dict, results: set[str]) -> None:
+        sides = [comp.left, *(c.comparator for c in comp.comparisons)]
+        if not any(_is_literal(o) or isinstance(o, cst.Tuple) for o in sides):
+            return
+        name = next(
+            (w for o in sides if (w := _called(_base(o), wrappers) or _bound(o, results))),
+            None,
+        )
+        if name is None or self._rocm_aware(comp) or self._in_function(comp, name):
+            return
+        self.report(
+            comp,
+            f"`{name}` reads torch.version.cuda (None on ROCm), so this CUDA-version gate "
+            "never holds a ROCm version; branch on torch.version.hip first and give ROCm "
+            "its own test",
+            severity=Severity.WARNING,
+        )
+
+    def _reads_cuda_version(self, function: cst.FunctionDef) -> bool:
+        text = self.text(function)
+        if "version" not in text:
+            return False
+        if re.search(r"\bversion\.hip\b|IS_HIP_EXTENSION|ROCM_HOME", text):
+            return False  # the wrapper answers for ROCm itself
+        return any(
+            CUDA in self.qualified_names(a)
+            for a in _nodes(function, cst.Attribute)
+            if a.attr.value == "cuda"
+        )
+
+    def _returns_version(self, function: cst.FunctionDef) -> bool:
+        """A `return` whose value reads torch.version.cuda, or a name bound from it in the
+        function (`major, minor = torch.version.cuda.split(".")` ... `return int(major)`)."""
+        bound = {"version.cuda"}
+        for assign in _nodes(function, cst.Assign):
+            if any(b in self.text(assign.value) for b in bound):
+                for target in assign.targets:
+                    bound |= {n.value for n in _nodes(target.target, cst.Name)}
+        words = {b for b in bound if b != "version.cuda"}
+        for ret in _nodes(function, cst.Return):
+            if ret.value is None or _is_none(ret.value):
+                continue
+            text = self.text(ret.value)
+            if "version.cuda" in text or words & set(re.findall(r"\w+", text)):
+                return True
+        return False
+
+    def _in_function(self, node: cst.CSTNode, name: str) -> bool:
+        """Inside the wrapper `name` itself (its own uses are reported where they are)."""
+        parent = self.parent(node)
+        while parent is not None:
+            if isinstance(parent, cst.FunctionDef) and parent.name.value == name.rstrip("()"):
+                return True
+            parent = self.parent(parent)
+        return False
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         if node.attr.value == "cuda" and CUDA in self.qualified_names(node):
@@ -417,6 +502,38 @@ _GPU_ADVICE = (
     "test `torch.version.cuda or torch.version.hip` for a GPU build, "
     "or torch.cuda.is_available() for a usable GPU"
 )
+
+
+def _nodes(root: cst.CSTNode, kind: type) -> list:
+    """Every node of `kind` under `root` (preorder)."""
+    found, stack = [], [root]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, kind):
+            found.append(node)
+        stack.extend(reversed(node.children))
+    return found
+
+
+def _base(node: cst.CSTNode) -> cst.CSTNode:
+    """`f()[0]` / `f().major` -> `f()`: the value a subscript or attribute reads from."""
+    while isinstance(node, (cst.Subscript, cst.Attribute)):
+        node = node.value
+    return node
+
+
+def _called(node: cst.CSTNode, wrappers: dict) -> str | None:
+    func = node.func if isinstance(node, cst.Call) else None
+    if isinstance(func, cst.Name) and func.value in wrappers:
+        return func.value + "()"
+    return None
+
+
+def _bound(node: cst.CSTNode, results: set[str]) -> str | None:
+    node = _base(node)
+    return node.value if isinstance(node, cst.Name) and node.value in results else None
+
+
 _VERSION_COMPARE = (
     "comparing torch.version.cuda as a version is wrong on ROCm (it is None there); "
     "branch on torch.version.hip and use a ROCm-specific threshold"
