@@ -192,3 +192,32 @@ def test_fix_twice_changes_nothing(tmp_path):
     headers, refused = _fix(tmp_path)
     assert not headers and not refused
     assert {p: p.read_text() for p in tmp_path.rglob("*") if p.is_file()} == before
+
+
+def test_no_edits_in_a_header_only_cuda_only_sources_include(tmp_path):
+    """A header included only from a source the setup compiles for CUDA alone is never
+    compiled on ROCm: the fix leaves it alone (and so the header is not planned from it)."""
+    shfl = (
+        "__device__ inline float twist(float v) { return v + __shfl_xor_sync(0xffffffff, v, 1); }\n"
+    )
+    write_tree(
+        tmp_path,
+        {
+            "setup.py": (
+                "import torch\nfrom setuptools import setup\n"
+                "from torch.utils.cpp_extension import CUDAExtension\n"
+                "srcs = ['csrc/main.cu']\n"
+                "if torch.version.hip is None:\n"
+                "    srcs.append('csrc/cutlass_op.cu')\n"
+                "setup(name='v', ext_modules=[CUDAExtension('v._C', srcs)])\n"
+            ),
+            "csrc/main.cu": '#include <torch/extension.h>\n#include "shared.cuh"\n',
+            "csrc/shared.cuh": "#pragma once\n" + shfl.replace("twist", "shared"),
+            "csrc/cutlass_op.cu": '#include <torch/extension.h>\n#include "only_cutlass.cuh"\n',
+            "csrc/only_cutlass.cuh": "#pragma once\n" + shfl,
+        },
+    )
+    before = (tmp_path / "csrc/only_cutlass.cuh").read_text()
+    fix_paths(LINTER, [str(tmp_path)])
+    assert (tmp_path / "csrc/only_cutlass.cuh").read_text() == before
+    assert "cuda2rocm_shfl_xor_sync" in (tmp_path / "csrc/shared.cuh").read_text()
