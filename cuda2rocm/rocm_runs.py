@@ -21,6 +21,9 @@ _INCLUDE = re.compile(r"^[ \t]*#[ \t]*include[ \t]*[<\"]([^>\"]+)[>\"]", re.M)
 _ERROR = re.compile(r"^[ \t]*#[ \t]*error\b", re.M)
 _DIRECTIVE_LINE = re.compile(r"^[ \t]*#[^\n]*", re.M)
 _DEFINE = re.compile(r"^[ \t]*#[ \t]*define\b", re.M)
+#: CUDA libraries with no HIP counterpart of the same API, which the name table does not list:
+#: CUPTI (ROCm's tracing is roctracer / rocprofiler, another API) and NVML (ROCm has rocm-smi).
+_NO_HIP_LIBRARY = re.compile(r"\b(?:CUPTI_\w+|cupti[A-Z_]\w*|NVML_\w+|nvml[A-Z]\w*)\b")
 
 
 def cuda_only_reason(code: str) -> str | None:
@@ -41,6 +44,9 @@ def cuda_only_reason(code: str) -> str | None:
         row = names.header(m.group(1))
         if row is not None and not row.supported:
             return f"the branch includes <{m.group(1)}>, which HIP has no counterpart for"
+    library = _NO_HIP_LIBRARY.search(blanked)
+    if library is not None:
+        return f"the branch uses `{library.group(0)}` (a CUDA library HIP has no counterpart for)"
     for m in _WORD.finditer(blanked):
         row = names.lookup(m.group(0))
         if row is not None and row.kind != "header" and not row.supported:

@@ -215,3 +215,17 @@ def test_some_guard_fix_was_enumerated():
             original = example.code.lstrip("\n")
             found += len(_added_guards(original, _fixed(spec, example.path, original, True)))
     assert found >= 3
+
+
+def test_a_branch_of_cupti_names_is_cuda_only():
+    """CUPTI has no HIP counterpart (ROCm traces with roctracer, another API): a version
+    branch of CUPTI enumerators gets the CUDA-only guard, never `|| defined(__HIP__)`."""
+    code = (
+        "#include <cupti.h>\nconst char* name(int k) {\n  switch (k) {\n"
+        "#if CUDART_VERSION >= 12070\n  case CUPTI_ACTIVITY_OVERHEAD_COMMAND_BUFFER_FULL:\n"
+        '    return "full";\n#endif\n  default:\n    return "?";\n  }\n}\n'
+    )
+    assert cuda_only_reason("  case CUPTI_ACTIVITY_OVERHEAD_COMMAND_BUFFER_FULL:\n")
+    fixed = _fixed(None, "strings.cpp", code, True)
+    assert "|| defined(__HIP__)" not in fixed
+    assert "#if CUDART_VERSION >= 12070 && !defined(__HIP__)" in fixed
