@@ -65,8 +65,10 @@ def package(tree: Path, out: Path) -> list[Path]:
 def preprocess(compiler: list[str], unit: Path, stubs: Path, root: Path) -> tuple[str | None, str]:
     """(error or None, preprocessed text). Missing angle includes get empty stubs."""
     for _ in range(80):
-        # The project's own include folders (`include/` near the top), as its builds pass them.
-        own = [f"-I{d}" for d in sorted(root.glob("include")) + sorted(root.glob("*/include"))]
+        # The project's own include folders (`include/` near the top, `src/`, `csrc/`), as its
+        # builds pass them.
+        folders = [*root.glob("include"), *root.glob("*/include"), *root.glob("src")]
+        own = [f"-I{d}" for d in sorted(folders) + sorted(root.glob("csrc"))]
         cmd = [*compiler, *own, "-I", str(stubs), "-I", str(root), str(unit)]
         env = {**os.environ, "HIP_PLATFORM": "amd"}  # hipcc picks nvidia when nvcc is found
         done = subprocess.run(

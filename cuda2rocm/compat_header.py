@@ -402,6 +402,13 @@ def render(used: set[str]) -> str:
         "#endif",
         "",
         "#if CUDA2ROCM_HIP",
+        "// HIP 5.2's hip_common.h defines __HIP_PLATFORM_AMD__ empty when the build does not pass",
+        "// it; hip-config.cmake's hip::host and torch's extension build pass it as 1, and code",
+        "// tests its value (`__HIP_PLATFORM_AMD__ == 1`), so a plain hipcc build gets 1 too.",
+        "#if defined(__HIP__) && !defined(__HIP_PLATFORM_AMD__) && "
+        "!defined(__HIP_PLATFORM_NVIDIA__)",
+        "#  define __HIP_PLATFORM_AMD__ 1",
+        "#endif",
         f"#include <{RUNTIME['hip']}>",
         "// nvcc's cuda_runtime.h includes <math.h> (crt/math_functions.h); HIP-Clang's runtime",
         "// wrapper only <cmath>, so host code calling `isfinite` unqualified needs it.",

@@ -3,8 +3,12 @@ finds the header in the same installed tree, or gets no fix (with the reason).""
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
 from pathlib import Path
 
+import pytest
 from conftest import write_tree
 
 from cuda2rocm import packaging
@@ -221,3 +225,27 @@ def test_no_edits_in_a_header_only_cuda_only_sources_include(tmp_path):
     fix_paths(LINTER, [str(tmp_path)])
     assert (tmp_path / "csrc/only_cutlass.cuh").read_text() == before
     assert "cuda2rocm_shfl_xor_sync" in (tmp_path / "csrc/shared.cuh").read_text()
+
+
+@pytest.mark.skipif(shutil.which("hipcc") is None, reason="hipcc not installed")
+def test_the_header_defines_the_amd_platform_macro_as_1_for_plain_hipcc(tmp_path):
+    """Code that tests `__HIP_PLATFORM_AMD__ == 1` (what hip::host and torch pass) still
+    preprocesses after the header is included first under plain hipcc, whose HIP 5.2 headers
+    define the macro empty."""
+    from cuda2rocm import compat_header
+
+    (tmp_path / HEADER).write_text(compat_header.render({"cudaStream_t"}))
+    unit = tmp_path / "probe.cu"
+    unit.write_text(
+        f'#include "{HEADER}"\n'
+        "#if defined(__HIP_PLATFORM_AMD__) && (__HIP_PLATFORM_AMD__ == 1)\n"
+        "int on_amd = 1;\n#endif\n"
+    )
+    done = subprocess.run(
+        ["hipcc", "--offload-arch=gfx90a", "-x", "hip", "-fsyntax-only", str(unit)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "HIP_PLATFORM": "amd"},
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
