@@ -8,8 +8,9 @@ For each project folder given (public projects, fetched at benchmark time, never
    data, MANIFEST.in, pyproject package-data, CMake install rules), plus the files no packaging
    concerns (compiled in the tree), laid out as in the tree; files in a packaged area that the
    packaging does not ship are left out, as a wheel leaves them out;
-3. every translation unit (.cu) of the package, preprocessed from the package copy with nvcc
-   (`nvcc -E`, CUDA on the host). System headers the machine lacks (torch, CUTLASS...) become
+3. every translation unit (.cu) of the package, preprocessed with nvcc from the package copy
+   when the packaging ships it (else from the tree, where an in-tree build compiles it)
+   (`nvcc -E`). System headers the machine lacks (torch, CUTLASS...) become
    empty stubs, created on demand and shared by both copies, so only the project's own
    includes can fail: a quoted include that does not resolve is a failure. Nothing that built
    before may fail after.
@@ -119,7 +120,21 @@ def run_project(project: Path, tool: str, work: Path) -> tuple[bool, str]:
     ok, lines = True, []
     counts = [0, 0, 0]
     failed_before = 0
+    shipped = 0
     for rel in units:
+        # A unit the packaging ships compiles from the package (a JIT build from
+        # site-packages, an unpacked sdist); one no packaging concerns compiles in the tree.
+        unit = packaging.shipped_unit(before / rel)
+        in_package = unit is not None and unit != packaging.NOT_SHIPPED
+        shipped += in_package
+        pkg_before, pkg_after = (
+            (work / "pkg_before", work / "pkg_after")
+            if in_package
+            else (
+                before,
+                after,
+            )
+        )
         err_b, text_nv = preprocess(nvcc, pkg_before / rel, stubs_nv, pkg_before)
         if not (pkg_after / rel).exists():
             ok = False
@@ -143,7 +158,7 @@ def run_project(project: Path, tool: str, work: Path) -> tuple[bool, str]:
             ok = False
             lines.append(f"  LAUNCH LOST {rel}: HIP host launches {n[1]} -> {n[2]}")
     head = (
-        f"{project.name}: fix changed {changed} files; {len(units)} units "
+        f"{project.name}: fix changed {changed} files; {len(units)} units, {shipped} packaged "
         f"({failed_before} fail nvcc -E before the fix too); "
         f"launches nvcc {counts[0]}, hip before {counts[1]}, hip after {counts[2]}: "
         f"{'ok' if ok else 'FAILED'}"
