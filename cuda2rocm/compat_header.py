@@ -411,6 +411,13 @@ def render(used: set[str], oldest: int = 0) -> str:
         "#endif",
         "",
         "#if CUDA2ROCM_HIP",
+        "// HIP 5.2's hip_common.h defines __HIP_PLATFORM_AMD__ empty when the build does not pass",
+        "// it; hip-config.cmake's hip::host and torch's extension build pass it as 1, and code",
+        "// tests its value (`__HIP_PLATFORM_AMD__ == 1`), so a plain hipcc build gets 1 too.",
+        "#if defined(__HIP__) && !defined(__HIP_PLATFORM_AMD__) && "
+        "!defined(__HIP_PLATFORM_NVIDIA__)",
+        "#  define __HIP_PLATFORM_AMD__ 1",
+        "#endif",
         f"#include <{RUNTIME['hip']}>",
         "// nvcc's cuda_runtime.h includes <math.h> (crt/math_functions.h); HIP-Clang's runtime",
         "// wrapper only <cmath>, so host code calling `isfinite` unqualified needs it.",
@@ -552,3 +559,70 @@ def plan(
     for text in existing.values():
         used |= recorded_names(text)
     return {location(users, existing, header): render(used, oldest)}
+
+
+def _package_top(path: str) -> str | None:
+    """The top-level Python package folder holding `path` (csrc/ folders without
+    `__init__.py` inside a package count as in it), or None: what an install puts in
+    site-packages. The walk stops at the project's root (a setup.py, pyproject.toml, .git)."""
+    folder = Path(os.path.abspath(path)).parent
+    while not (folder / "__init__.py").is_file():
+        if folder.parent == folder or any(
+            (folder / marker).exists() for marker in ("setup.py", "pyproject.toml", ".git")
+        ):
+            return None
+        folder = folder.parent
+    top = folder
+    while (folder.parent / "__init__.py").is_file() and folder.parent != folder:
+        folder = folder.parent
+        top = folder
+    return str(top)
+
+
+def place(
+    users: Iterable[str], planned: str, header: str = cpp.DEFAULT_COMPAT_HEADER
+) -> tuple[dict[str, str], dict[str, str]]:
+    """({user: header path}, {user: why no header can go where it is shipped}).
+
+    A file the packaging ships (packaging.shipped_unit: a package's data, an sdist's
+    MANIFEST.in, a CMake install rule) is compiled from that installed tree, so it gets the
+    planned header only when the same unit ships it, else one in its own folder when that is
+    shipped, else nothing (refused: a wheel would lack the header and nvcc would fail). A
+    file inside a Python package whose packaging cannot be read keeps the header within its
+    top-level package (its own folder otherwise). Other files (compiled in the tree) get the
+    planned one. Every copy has the same include guard, so copies collapse in one unit."""
+    from cuda2rocm import packaging
+
+    chosen: dict[str, str] = {}
+    refused: dict[str, str] = {}
+    planned_unit = packaging.shipped_unit(planned)
+    for user in users:
+        beside = str(PurePath(_folder(user)) / header)
+        unit = packaging.shipped_unit(user)
+        if unit is None or unit == packaging.NOT_SHIPPED:
+            top = _package_top(user) if unit is None else None
+            inside = top is None or os.path.abspath(planned).startswith(top + os.sep)
+            chosen[user] = planned if inside else beside
+        elif planned_unit == unit:
+            chosen[user] = planned
+        elif packaging.shipped_unit(beside) == unit:
+            chosen[user] = beside
+        else:
+            refused[user] = (
+                f"the packaging ships this file ({_shown(unit)}) but not a compatibility header "
+                f"beside it or at {planned}: a package built from the fixed tree would lack it "
+                f"and nvcc would fail; ship `{beside}` (package data, MANIFEST.in or the install "
+                "rule) and run `fix` again"
+            )
+    return chosen, refused
+
+
+def _shown(unit: str) -> str:
+    """A unit for a message: a package folder, or a CMakeLists.txt's install rule."""
+    path, _, destination = unit.partition(".txt:")
+    path = path + ".txt" if destination or unit.endswith(".txt:") else unit
+    try:
+        shown = os.path.relpath(path)
+    except ValueError:
+        shown = path
+    return f"{shown}, installed to {destination}" if destination else shown

@@ -7,9 +7,10 @@ named explicitly on the command line is linted like any file it points to.
 from __future__ import annotations
 
 import os
+import subprocess
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import pathspec
 
@@ -106,8 +107,11 @@ class _Ignores:
             return
         self.specs.append((directory, pathspec.GitIgnoreSpec.from_lines(lines)))
 
-    def ignored(self, path: Path, is_dir: bool) -> bool:
-        for base, spec in self.specs:
+    def ignored(self, path: Path, is_dir: bool, tracked: bool = False) -> bool:
+        """Whether to skip `path`. A file git tracks (`tracked`, or a folder holding one) is
+        skipped only by the tool's own excludes, never by a .gitignore pattern: git keeps
+        tracking a file added before its pattern (or with `add -f`), and it is built."""
+        for base, spec in self.specs[:1] if tracked else self.specs:
             try:
                 rel = path.relative_to(base).as_posix()
             except ValueError:
@@ -156,7 +160,33 @@ def discover(
         if respect_gitignore:
             for directory in _repository_chain(root):
                 ignores.add_gitignore(directory)
-        yield from _walk(given, root, ignores, respect_gitignore, problems, seen)
+        tracked = tracked_files(root) if respect_gitignore else None
+        yield from _walk(given, root, ignores, respect_gitignore, problems, seen, tracked)
+
+
+def tracked_files(root: Path) -> frozenset[str] | None:
+    """Paths (relative to `root`, POSIX, folders included) that git tracks under `root`, or None
+    when git is absent, fails, or `root` is not in a work tree (then .gitignore alone decides).
+    """
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(root), "ls-files", "-z", "--cached"],
+            capture_output=True,
+            timeout=60,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if done.returncode != 0:
+        return None
+    out: set[str] = set()
+    for raw in done.stdout.split(b"\0"):
+        if not raw:
+            continue
+        rel = PurePosixPath(os.fsdecode(raw))
+        out.add(rel.as_posix())
+        out.update(p.as_posix() for p in rel.parents if p.as_posix() != ".")
+    return frozenset(out)
 
 
 def _repository_chain(root: Path) -> list[Path]:
@@ -171,7 +201,12 @@ def _repository_chain(root: Path) -> list[Path]:
     return [root]
 
 
-def _walk(given, root, ignores, respect_gitignore, problems, seen) -> Iterator[Found]:
+def _walk(given, root, ignores, respect_gitignore, problems, seen, tracked=None) -> Iterator[Found]:
+    tracked = tracked or frozenset()
+
+    def known(path: Path) -> bool:
+        return bool(tracked) and path.relative_to(root).as_posix() in tracked
+
     def onerror(exc: OSError) -> None:
         problems.append(
             Problem(_display(Path(exc.filename or given)), f"cannot read: {exc.strerror}")
@@ -184,14 +219,20 @@ def _walk(given, root, ignores, respect_gitignore, problems, seen) -> Iterator[F
             ignores.add_gitignore(absolute)
         keep = []
         for d in sorted(dirnames):
-            if (current / d).is_symlink() or ignores.ignored(absolute / d, True):
+            if (current / d).is_symlink() or ignores.ignored(
+                absolute / d, True, known(absolute / d)
+            ):
                 continue
             keep.append(d)
         dirnames[:] = keep
         for name in sorted(filenames):
             path = current / name
             lang = language_of(path)
-            if lang is None or path.is_symlink() or ignores.ignored(absolute / name, False):
+            if (
+                lang is None
+                or path.is_symlink()
+                or ignores.ignored(absolute / name, False, known(absolute / name))
+            ):
                 continue
             if path in seen:
                 continue

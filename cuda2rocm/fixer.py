@@ -503,23 +503,43 @@ def _compat_headers(
     for candidate in _existing_headers(users, name):
         existing[str(candidate)] = candidate.read_text(encoding="utf-8", errors="replace")
     planned = compat_header.plan(files, existing, name, oldest=oldest)
-    for path, content in planned.items():
-        for user in users:
+    for planned_path, content in planned.items():
+        # The packaging decides where a shipped file finds the header (compat_header.place);
+        # files it refuses do not count towards the common folder.
+        chosen, refused = compat_header.place(users, planned_path, name)
+        if refused and len(refused) < len(users):
+            kept = {p: f for p, f in files.items() if p not in refused}
+            for again in compat_header.plan(kept, existing, name, oldest=oldest):
+                chosen, more = compat_header.place(
+                    [u for u in users if u not in refused], again, name
+                )
+                refused.update(more)
+        for user, why in refused.items():
+            outcomes[user].refused = why  # reported with the file; nothing is written
+        for user, path in chosen.items():
             outcome = outcomes[user]
             relinked = compat_header.relink(outcome.fixed, user, path, name)
             if relinked != outcome.fixed:
                 outcome.encoded = _relink_bytes(outcome, relinked)
                 outcome.fixed = relinked
-        before = existing.get(path, "")
-        if before == content:
-            continue
-        report.headers.append(FixOutcome(path, before, content))
-        if not write:
-            continue
-        try:
-            if Path(path).exists():
-                write_atomic(Path(path), content.encode("utf-8"))
-            else:
-                Path(path).write_text(content, encoding="utf-8")
-        except OSError as exc:
-            report.errors.append((path, f"cannot write the compatibility header: {exc.strerror}"))
+        for path in sorted(set(chosen.values())):
+            _write_header(path, existing, content, report, write)
+
+
+def _write_header(path: str, existing: dict, content: str, report: FixReport, write: bool) -> None:
+    """Write one copy of the compatibility header (an unchanged copy is not touched)."""
+    if path not in existing and Path(path).is_file():
+        existing[path] = Path(path).read_text(encoding="utf-8", errors="replace")
+    before = existing.get(path, "")
+    if before == content:
+        return
+    report.headers.append(FixOutcome(path, before, content))
+    if not write:
+        return
+    try:
+        if Path(path).exists():
+            write_atomic(Path(path), content.encode("utf-8"))
+        else:
+            Path(path).write_text(content, encoding="utf-8")
+    except OSError as exc:
+        report.errors.append((path, f"cannot write the compatibility header: {exc.strerror}"))

@@ -105,3 +105,42 @@ def test_unreadable_file_is_a_diagnostic(write, tmp_path, monkeypatch):
     result = Linter(select_rules(load_catalogue())).lint_paths([tmp_path])
     found = sorted((Path(d.path).name, d.rule) for d in result.diagnostics)
     assert found == [("a.py", "read-error"), ("b.py", "device-string-hip")]
+
+
+def _git(root: Path, *args: str) -> None:
+    import subprocess
+
+    subprocess.run(
+        ["git", "-C", str(root), "-c", "user.email=t@t", "-c", "user.name=t", *args],
+        check=True,
+        capture_output=True,
+    )
+
+
+@pytest.mark.skipif(__import__("shutil").which("git") is None, reason="needs git")
+def test_tracked_files_are_linted_despite_gitignore(write, tmp_path):
+    """A repository that tracks `.cuh` files under a `*.cuh` pattern (added before the pattern,
+    or with `add -f`) builds them: they are linted. Untracked matches stay skipped, and so do
+    the tool's own excludes."""
+    write(".gitignore", "*.cuh\ngen/\n")
+    write("csrc/kernel.cuh", "__global__ void k() {}\n")
+    write("gen/tracked.cu", "__global__ void g() {}\n")
+    write("csrc/main.cu", "__global__ void m() {}\n")
+    _git(tmp_path, "init", "-q")
+    _git(tmp_path, "add", "-f", "csrc/kernel.cuh", "gen/tracked.cu", "csrc/main.cu", ".gitignore")
+    _git(tmp_path, "commit", "-q", "-m", "x")
+    write("csrc/scratch.cuh", "__global__ void s() {}\n")  # untracked, ignored
+    write("gen/new.cu", "__global__ void n() {}\n")  # untracked in an ignored folder
+    assert _names(tmp_path) == ["csrc/kernel.cuh", "csrc/main.cu", "gen/tracked.cu"]
+    assert _names(tmp_path, exclude=["gen/"]) == ["csrc/kernel.cuh", "csrc/main.cu"]
+
+
+def test_gitignore_alone_outside_a_repository(write, tmp_path, monkeypatch):
+    """No repository (or no git): the .gitignore decides, and nothing fails."""
+    write(".gitignore", "*.cuh\n")
+    write("a.cuh", "x\n")
+    write("a.cu", "x\n")
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path.parent))
+    assert _names(tmp_path) == ["a.cu"]
+    monkeypatch.setenv("PATH", "/nonexistent")
+    assert _names(tmp_path) == ["a.cu"]

@@ -24,7 +24,8 @@ from cuda2rocm.frontends.cpp import (
     hip_taken,
     taken_branches,
 )
-from cuda2rocm.model import Severity
+from cuda2rocm.model import Safety, Severity
+from cuda2rocm.rocm_runs import cuda_only_reason
 
 #: The vendor version macros of CUDA and its libraries (cuda.h, cuda_runtime_api.h,
 #: cublas_api.h's CUBLAS_VER_MAJOR, cusparse.h, cufft.h, curand.h, cusolver_common.h, CCCL's
@@ -263,12 +264,35 @@ class Rule(CppRule):
                         lines = view.source.text.count("\n", where[0], end)
                         where = (where[0], end)
                         message += f"; ROCm skips the {lines} line(s) of this branch"
-                self.report(
-                    where,
-                    message,
-                    self.fix(self.replace(node, new), description=f"add {guard}"),
-                    severity=severity,
-                )
+                fix = self.fix(self.replace(node, new), description=f"add {guard}")
+                if not stops and severity is None:
+                    # The guard would state that the branch is CUDA-only: right only when ROCm
+                    # could not run it anyway (rocm_runs). A kernel launch or a call HIP maps
+                    # is code ROCm should take, not lose for good with the finding silenced.
+                    reason = cuda_only_reason(_body_text(view, branch, cond))
+                    if reason is None:
+                        fix, message = self._take_on_rocm(node, cond, message)
+                    else:
+                        message += f"; {reason}, so the guard loses nothing on ROCm"
+                self.report(where, message, fix, severity=severity)
+
+    def _take_on_rocm(self, node, cond, message: str):
+        """The branch holds code ROCm can run: no CUDA-only guard. Where the comparison is the
+        whole condition, the unsafe fix lets ROCm take the branch (`|| defined(__HIP__)`, or
+        `USE_ROCM` in torch builds): the code it holds must then build and work with HIP."""
+        side = "defined(USE_ROCM)" if self.view.torch_built else "defined(__HIP__)"
+        message = message.replace(
+            "make this branch CUDA-only with", "do not make this branch CUDA-only with"
+        )
+        message += (
+            "; the branch holds code ROCm can run (HIP has every name it uses), so ROCm "
+            f"should take it: `|| {side}` or a ROCm version test"
+        )
+        if node != cond:
+            return None, message
+        text = self.view.text(node)
+        edit = self.replace(node, f"{text} || {side}")
+        return self.fix(edit, description=f"add || {side}", safety=Safety.UNSAFE), message
 
 
 _ROCM_VALUES = (0, 500, 702, 1000)
@@ -335,6 +359,15 @@ def _rocm_branch_follows(view, branch) -> bool:
             return True
         alternative = alternative.child_by_field_name("alternative")
     return False
+
+
+def _body_text(view, branch, cond) -> str:
+    """The text of the branch's own lines: after its condition, up to its `#else`/`#elif`/
+    `#endif` (the whole rest of the node when it has none)."""
+    text = view.source.text
+    start = view.char(cond.end_byte)
+    end = _body_end(view, branch)
+    return text[start : end if end is not None else view.char(branch.end_byte)]
 
 
 def _body_end(view, branch) -> int | None:

@@ -457,14 +457,34 @@ class Rule(CppRule):
             return
         flagged = [(n.start_byte, n.end_byte) for n, _, _ in pending]
 
+        def unflagged(n) -> bool:
+            return not any(a <= n.start_byte < b for a, b in flagged)
+
+        shuffles = [c for c in self._shuffles() if not hip_excluded(self.view, c)]
+
         def clean(function) -> bool:
             if _takes_warp_index(self.view, function):
                 return False
-            return not any(
-                number(self.view, n) in (31, 32)
-                and not any(a <= n.start_byte < b for a, b in flagged)
-                for n in _descendants(function)
-            )
+            # The unit is the function and the functions of this file it calls: a warp
+            # reduction it calls whose butterfly stays at five steps (`for (i = 4; i >= 0;
+            # i--)` over `1 << i`) or at 32 would reduce half a 64-lane wavefront.
+            for a, b in self._reach(function):
+                node = self.view.tree.root_node.descendant_for_byte_range(a, b)
+                nodes = list(_descendants(node)) if node is not None else []
+                if any(number(self.view, n) in (31, 32) and unflagged(n) for n in nodes):
+                    return False
+                for loop in (n for n in nodes if n.type == "for_statement"):
+                    if not any(loop.start_byte <= c.start_byte < loop.end_byte for c in shuffles):
+                        continue
+                    body = loop.child_by_field_name("body")
+                    header = [
+                        n
+                        for n in _descendants(loop)
+                        if body is None or not (body.start_byte <= n.start_byte < body.end_byte)
+                    ]
+                    if any(number(self.view, n) in (4, 5, 16) and unflagged(n) for n in header):
+                        return False
+            return True
 
         # Keyed by span: tree-sitter hands out a new Python object for each access to a node.
         def key(node) -> tuple[int, int]:
@@ -496,7 +516,14 @@ class Rule(CppRule):
             names = _names(self.view, every[k])
             return not any(not ok and name in names for name, ok in constants.items())
 
+        # Lane arithmetic in a file that computes with tensor-core MMA fragments (CUTLASS,
+        # CuTe, WMMA, `mma.sync` / `ldmatrix` PTX) follows the MMA's 32-thread layout
+        # (`(tid % 32) / 4` is a row of an m16n8k16 fragment): it stays 32 on any wavefront.
+        mma = _MMA.search(self.view.source.text) is not None
         for node, what, replacement in pending:
+            if mma:
+                self._emit(node, what, None, _MMA_WHY)
+                continue
             function = enclosing_function(node)
             if function is None:
                 name = _defined_name(self.view, node)
@@ -528,6 +555,13 @@ class Rule(CppRule):
             + ("" if fix else f" (no automatic fix: {why or 'see the rule text'})"),
             fix,
         )
+
+
+_MMA = re.compile(r"\bcute::|\bcutlass::|\bwmma::|\bmma\.sync\b|\bldmatrix\b|<cute/|<cutlass/")
+_MMA_WHY = (
+    "this file computes with tensor-core MMA fragments (CUTLASS / CuTe / WMMA), whose "
+    "lane layout is fixed at 32 threads: keep 32 there and port the MMA itself"
+)
 
 
 #: `#if __AMDGCN_WAVEFRONT_SIZE == 32` (or `32u`): hipcc defines the macro per offload target,

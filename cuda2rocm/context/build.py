@@ -39,6 +39,8 @@ from __future__ import annotations
 import ast
 import contextlib
 import copy
+import dataclasses
+import os
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -1131,7 +1133,75 @@ def membership(
     unbuilt: dict[Path, str] = {}
     with contextlib.suppress(RecursionError, OSError, ValueError):
         unbuilt = unbuilt_sources(cmake_files, torch_built)
+    if sources is not None:
+        with contextlib.suppress(RecursionError, OSError, ValueError):
+            found += headers_of_components(found, sources)
     return Membership(found, known, off, texts, flow, unbuilt if cmake_files else {})
+
+
+_ANY_INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*([<"])([^>"\n]+)[>"]', re.M)
+
+
+def headers_of_components(
+    found: list[Component], sources: Iterable[tuple[Path, bytes]]
+) -> list[Component]:
+    """Headers that only CUDA-only components include join them: a header is compiled by
+    its includers, never by itself, so one whose every includer is a file the ROCm build
+    never compiles is never compiled either (a `cutlass_helpers.cuh` included only from a
+    CUTLASS op the setup lists for CUDA). Conservative: a header some other file includes by
+    a name ending in its file name (through an `-I` path we cannot resolve) stays live. A
+    fixpoint, so headers of such headers follow."""
+    if not found:
+        return []
+    includes: dict[Path, list[tuple[bool, str]]] = {}
+    for path, data in sources:
+        resolved = Path(os.path.abspath(path))
+        includes[resolved] = [
+            (m.group(1) == b'"', m.group(2).decode("utf-8", "replace"))
+            for m in _ANY_INCLUDE.finditer(data)
+        ]
+    out: list[Component] = []
+
+    def held(path: Path) -> Component | None:
+        return next((c for c in [*found, *out] if c.holds(path)), None)
+
+    changed = True
+    while changed:
+        changed = False
+        includers: dict[Path, list[Path]] = {}
+        by_name: dict[str, set[Path]] = {}
+        for source, names in includes.items():
+            for quoted, name in names:
+                by_name.setdefault(PurePath(name).name, set()).add(source)
+                if quoted:
+                    target = Path(os.path.normpath(source.parent / name))
+                    includers.setdefault(target, []).append(source)
+        for header in includes:
+            if header.suffix in _COMPILED or held(header) is not None:
+                continue
+            direct = includers.get(header, [])
+            owners = [held(i) for i in direct]
+            if not direct or any(o is None for o in owners):
+                continue
+            if any(held(i) is None for i in by_name.get(header.name, ())):
+                continue  # a live file may include it through an include path
+            owner = owners[0]
+            if owner.files and owner in out:
+                # A file-level component of headers already: one component, one finding.
+                out[out.index(owner)] = dataclasses.replace(owner, files=owner.files | {header})
+            else:
+                out.append(
+                    Component(
+                        header,
+                        owner.build_file,
+                        owner.line,
+                        owner.why,
+                        f"`{header.name}` (included only from {owner.label})",
+                        frozenset({header}),
+                    )
+                )
+            changed = True
+    return out
 
 
 def _keeper(memo, callers: CallSites, path: Path, display: str, data: bytes, base: Path):
