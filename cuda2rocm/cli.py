@@ -71,6 +71,7 @@ def _options(opts: dict, **extra):
         jobs=opts.get("jobs"),
         cache=not opts.get("no_cache", True),
         cache_dir=opts.get("cache_dir"),
+        compile_commands=opts.get("compile_commands"),
         **extra,
     )
 
@@ -115,6 +116,13 @@ _RUN = [
         "--cache-dir",
         type=click.Path(file_okay=False),
         help="Where the cache lives (default: .cuda2rocm_cache beside the configuration).",
+    ),
+    click.option(
+        "--compile-commands",
+        "compile_commands",
+        type=click.Path(dir_okay=False),
+        help="A ROCm build's compile_commands.json: the exact answer for what it compiles and "
+        "with which macros [default: config `compile-commands`].",
     ),
 ]
 

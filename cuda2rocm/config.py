@@ -49,6 +49,7 @@ KEYS: dict[str, tuple[str, str]] = {
     "baseline": ("baseline", "a path (string) to a baseline file"),
     "torch-built": ("torch_built", _LIST),
     "cuda-only": ("cuda_only", _LIST),
+    "compile-commands": ("compile_commands", "a path (string) to a compile_commands.json"),
 }
 #: Keys whose values are paths or patterns, read relative to the file that sets them.
 _ANCHORED = (
@@ -58,6 +59,7 @@ _ANCHORED = (
     "baseline",
     "torch-built",
     "cuda-only",
+    "compile-commands",
 )
 
 
@@ -109,6 +111,8 @@ class Config:
     torch_built: list[Patterns] = field(default_factory=list)
     #: Paths the project keeps NVIDIA-only by decision: their findings are guarded.
     cuda_only: list[Patterns] = field(default_factory=list)
+    #: A ROCm build's compile_commands.json (context.compile_db), or None.
+    compile_commands: Path | None = None
     #: key -> the file that set it (for `--show-settings`).
     origins: dict[str, str] = field(default_factory=dict)
 
@@ -160,6 +164,7 @@ class Config:
             "severity": {k: v for k, (v, _) in sorted(self.severity.items())},
             "fail-on": self.fail_on,
             "baseline": str(self.baseline) if self.baseline else None,
+            "compile-commands": str(self.compile_commands) if self.compile_commands else None,
             "torch-built": [
                 {"base": str(p.base), "patterns": list(p.patterns)} for p in self.torch_built
             ],
@@ -195,7 +200,7 @@ def _check(where: str, key: str, value: object) -> object:
         ok = isinstance(value, dict) and all(v in SEVERITIES for v in value.values())
     elif key == "fail-on":
         ok = value in SEVERITIES
-    elif key in ("baseline", "extend"):
+    elif key in ("baseline", "extend", "compile-commands"):
         ok = isinstance(value, str) and bool(value)
     if not ok:
         raise ConfigError(f"{where}: '{key}' must be {expected}, got {value!r}")
@@ -270,6 +275,8 @@ def _overlay(config: Config, data: dict, path: Path) -> None:
         config.severity.update({k: (v, where) for k, v in data["severity"].items()})
     if "baseline" in data:
         config.baseline = base / data["baseline"]
+    if "compile-commands" in data:
+        config.compile_commands = base / data["compile-commands"]
     for key in ("target", "unsafe-fixes", "max-file-size", "fail-on"):
         if key in data:
             setattr(config, KEYS[key][0], data[key])
