@@ -72,6 +72,7 @@ def _options(opts: dict, **extra):
         cache_dir=opts.get("cache_dir"),
         rocm_version=opts.get("rocm_version"),
         offload_arch=_split(opts.get("offload_arch", ())) or None,
+        compile_commands=opts.get("compile_commands"),
         **extra,
     )
 
@@ -131,6 +132,13 @@ _RUN = [
         "--cache-dir",
         type=click.Path(file_okay=False),
         help="Where the cache lives (default: .cuda2rocm_cache beside the configuration).",
+    ),
+    click.option(
+        "--compile-commands",
+        "compile_commands",
+        type=click.Path(dir_okay=False),
+        help="A ROCm build's compile_commands.json: the exact answer for what it compiles and "
+        "with which macros [default: config `compile-commands`].",
     ),
 ]
 

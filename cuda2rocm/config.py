@@ -51,6 +51,7 @@ KEYS: dict[str, tuple[str, str]] = {
     "cuda-only": ("cuda_only", _LIST),
     "rocm-version": ("rocm_version", 'a ROCm release "MAJOR.MINOR" (or "OLDEST..NEWEST")'),
     "offload-arch": ("offload_arch", 'a list of gfx targets (e.g. ["gfx942", "gfx1100"])'),
+    "compile-commands": ("compile_commands", "a path (string) to a compile_commands.json"),
 }
 #: Keys whose values are paths or patterns, read relative to the file that sets them.
 _ANCHORED = (
@@ -60,6 +61,7 @@ _ANCHORED = (
     "baseline",
     "torch-built",
     "cuda-only",
+    "compile-commands",
 )
 
 
@@ -115,6 +117,8 @@ class Config:
     #: takes the default.
     rocm_version: str | None = None
     offload_arch: list[str] | None = None
+    #: A ROCm build's compile_commands.json (context.compile_db), or None.
+    compile_commands: Path | None = None
     #: key -> the file that set it (for `--show-settings`).
     origins: dict[str, str] = field(default_factory=dict)
 
@@ -172,6 +176,7 @@ class Config:
             "severity": {k: v for k, (v, _) in sorted(self.severity.items())},
             "fail-on": self.fail_on,
             "baseline": str(self.baseline) if self.baseline else None,
+            "compile-commands": str(self.compile_commands) if self.compile_commands else None,
             "torch-built": [
                 {"base": str(p.base), "patterns": list(p.patterns)} for p in self.torch_built
             ],
@@ -212,7 +217,7 @@ def _check(where: str, key: str, value: object) -> object:
         ok = isinstance(value, dict) and all(v in SEVERITIES for v in value.values())
     elif key == "fail-on":
         ok = value in SEVERITIES
-    elif key in ("baseline", "extend"):
+    elif key in ("baseline", "extend", "compile-commands"):
         ok = isinstance(value, str) and bool(value)
     elif key in ("rocm-version", "offload-arch"):
         from cuda2rocm.targets import TargetError, Targets
@@ -296,6 +301,8 @@ def _overlay(config: Config, data: dict, path: Path) -> None:
         config.severity.update({k: (v, where) for k, v in data["severity"].items()})
     if "baseline" in data:
         config.baseline = base / data["baseline"]
+    if "compile-commands" in data:
+        config.compile_commands = base / data["compile-commands"]
     for key in (
         "target",
         "unsafe-fixes",

@@ -91,6 +91,7 @@ class Linter:
         severity: dict[str, Severity] | None = None,
         torch_built_paths: Callable[[str], bool] | None = None,
         targets=None,
+        compile_db=None,
     ) -> None:
         #: Selected rules. Step-0 rules are the tool's own (parse errors, suppressions): those
         #: with tokens take part in the prefilter, the others are always on.
@@ -116,6 +117,9 @@ class Linter:
         #: (set by the runner from the Python files of the run), and config patterns for more.
         self.torch_built_dirs: frozenset[Path] = frozenset()
         self.torch_built_paths = torch_built_paths
+        #: A ROCm build's compilation database (context.compile_db.CompileDb), or None: when
+        #: given, the exact answer for membership and build macros (the runner reads it).
+        self.compile_db = compile_db
         #: Folders the project's own build hipifies (CMake hipify(), a hipify-perl script the
         #: build runs; set by the runner): name-mapping checks have nothing to ask there.
         self.hipified_dirs: frozenset[Path] = frozenset()

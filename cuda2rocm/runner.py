@@ -211,9 +211,15 @@ def _python_and_build_context(
         kept, _ = memo.call("membership", m_inputs, members, same_answers)
         found = copy.copy(kept)
         found.components = kept.components + vendor_only.components(files, root, memo)
+        db = _compile_db(linter, items)
+        if db is not None:
+            found.unbuilt = _db_unbuilt(db, items)
+            found.components = _db_components(db, found.components)
         return index, found
 
     inputs = [str(root), [(str(p), shown, lang, content_hash(d)) for p, shown, lang, d in files]]
+    if linter.compile_db is not None:  # what the database answers is part of what is derived
+        inputs.append(repr(sorted((str(p), e) for p, e in linter.compile_db.entries.items())))
 
     def builds(data: bytes) -> bool:
         return any(t in data for t in BUILDER_TOKENS)
@@ -354,6 +360,41 @@ def _contents(
         yield item, data
 
 
+def _root(items: list[Found]) -> Path:
+    return Path(os.path.commonpath([resolved_parent(str(i.path)) for i in items]))
+
+
+def _compile_db(linter: Linter, items: list[Found]):
+    """The linter's ROCm compilation database when it compiles sources of this run, else None
+    (a database of another tree says nothing about this one)."""
+    db = linter.compile_db
+    if db is None or not items or not db.covers(_root(items)):
+        return None
+    return db
+
+
+def _db_unbuilt(db, items: list[Found]) -> dict[Path, str]:
+    """The run's translation units the database never compiles (context.compile_db)."""
+    return db.unbuilt(item.path for item in items if item.language == "cuda")
+
+
+def _db_components(db, components: list) -> list:
+    """CUDA-only components less the files the ROCm build compiles after all: the database
+    is the exact answer, the static model only the fallback."""
+    out = []
+    for c in components:
+        if c.files:
+            kept = frozenset(f for f in c.files if db.entry(f) is None)
+            if not kept:
+                continue
+            if kept != c.files:
+                c = dataclasses.replace(c, files=kept)
+        elif db.covers(c.root):
+            continue  # a folder (or file) the ROCm build compiles from
+        out.append(c)
+    return out
+
+
 def _is_build_file(item: Found) -> bool:
     name = item.path.name
     return name.endswith((".py", ".cmake")) or name == "CMakeLists.txt"
@@ -418,6 +459,10 @@ def prepare(
     # (a comment added to setup.py does not derive the macros again).
     defines = build_defines.index(builds, off, memo)
     unbuilt = unbuilt_sources(cmake, linter.torch_built_for)
+    db = _compile_db(linter, items)
+    if db is not None:  # the ROCm build's own record replaces what was read from its files
+        defines = db.defines(_root(items), defines)
+        unbuilt = _db_unbuilt(db, items)
     hashes = {
         item.display: content_hash(have[index])
         for index, item in enumerate(items)

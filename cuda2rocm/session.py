@@ -44,11 +44,24 @@ class Options:
     jobs: int | None = None
     cache: bool = False
     cache_dir: str | None = None
+    #: `--compile-commands`: a ROCm build's compile_commands.json (context.compile_db).
+    compile_commands: str | None = None
     #: `fix --rule`: narrow to these selectors.
     rules: tuple[str, ...] = ()
     #: `--rocm-version` / `--offload-arch`: replace the configuration's targets.
     rocm_version: str | None = None
     offload_arch: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True)
+class _Either:
+    """Two path predicates or'ed (picklable, unlike a lambda: linters go to worker processes)."""
+
+    first: Callable[[str], bool]
+    second: Callable[[str], bool]
+
+    def __call__(self, path: str) -> bool:
+        return self.first(path) or self.second(path)
 
 
 class Session:
@@ -63,6 +76,7 @@ class Session:
             "command line", options.select, options.extend_select, options.ignore
         )
         self._linters: dict[int, Linter] = {}
+        self._dbs: dict[str, object] = {}  # compile_commands.json files read, by path
         try:
             check(
                 options.select + options.extend_select + options.ignore,
@@ -108,7 +122,8 @@ class Session:
                 ignored_for=config.ignored_for if config.per_file_ignores else None,
                 target=self.options.target or config.target,
                 severity=self._severities(config),
-                torch_built_paths=config.torch_built_for if config.torch_built else None,
+                torch_built_paths=self._torch_built(config),
+                compile_db=self._compile_db(config),
                 targets=self.targets_for(config),
             )
             if config.cuda_only:  # read by context.vendor_only
@@ -133,6 +148,30 @@ class Session:
                 else config.path
             )
             raise SessionError(f"{which}: {exc}") from exc
+
+    def _compile_db(self, config: Config):
+        """The ROCm build's compilation database (`--compile-commands`, else config), read once."""
+        from cuda2rocm.context import compile_db
+
+        path = self.options.compile_commands or config.compile_commands
+        if path is None:
+            return None
+        key = str(Path(path).resolve())
+        if key not in self._dbs:
+            try:
+                self._dbs[key] = compile_db.load(Path(path))
+            except compile_db.CompileDbError as exc:
+                raise SessionError(str(exc)) from exc
+        return self._dbs[key]
+
+    def _torch_built(self, config: Config):
+        """Config `torch-built` patterns, and sources whose hipified copy the database compiles."""
+        db = self._compile_db(config)
+        if db is None:
+            return config.torch_built_for if config.torch_built else None
+        if not config.torch_built:
+            return db.torch_hipified
+        return _Either(config.torch_built_for, db.torch_hipified)
 
     def _severities(self, config: Config) -> dict[str, Severity]:
         from cuda2rocm.catalogue import matches

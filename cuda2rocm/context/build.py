@@ -802,6 +802,28 @@ def rocm_switch(name: str) -> bool:
 
 
 _NEGATIONS = frozenset({"NO", "NOT", "DISABLE", "DISABLED", "SKIP", "WITHOUT", "FOUND"})
+_CUDA_NAME = re.compile(r"\b[A-Za-z]\w*_CUDA\b")
+
+
+def cuda_siblings(text: str) -> dict[str, str]:
+    """CUDA configure switches whose HIP/ROCm sibling the same CMake text names: where a
+    project builds each vendor under its own switch (`GINKGO_BUILD_CUDA` / `GINKGO_BUILD_HIP`,
+    `HAVE_CUDA` / `HAVE_ROCM`), the ROCm configure is the one with the HIP switch on, and what
+    the CUDA switch adds is compiled by nvcc for NVIDIA GPUs, never by the ROCm build. A switch
+    with no sibling (a project not yet ported, whose port turns that same switch on) stays
+    unknown. Same shape as `rocm_switch`: two words at least, none a negation, not CMAKE_.
+    Returns switch -> its sibling (the evidence `--show-guarded` prints)."""
+    found: dict[str, str] = {}
+    for name in set(_CUDA_NAME.findall(text)):
+        words = name.upper().split("_")
+        if words[0] == "CMAKE" or _NEGATIONS.intersection(words):
+            continue
+        stem = name[: -len("CUDA")]
+        for v in ("HIP", "ROCM"):
+            if re.search(rf"\b{re.escape(stem + v)}\b", text):
+                found[name] = stem + v
+                break
+    return found
 
 
 def _cmake_truth(
@@ -881,6 +903,9 @@ def _cmake_pass(
     branch ends it: the rest of the innermost branch not known taken (or of the file) is dead.
     (`every` is accepted for callers that ask for every command: every command is walked.)"""
     variables: dict[str, bool | None] = {v: vendor == ROCM for v in ROCM_VARIABLES}
+    siblings = cuda_siblings(text)
+    for name in siblings:
+        variables.setdefault(name, vendor != ROCM)
     off = off if vendor == ROCM else None
     if vendor == ROCM and companions:
         variables.update(companions)
@@ -913,6 +938,11 @@ def _cmake_pass(
             name = argument.replace("${", "").replace("}", "").strip()
             if off and name in off and truth is False:
                 test = f"`{command}({name})` (line {line}; {off[name]})"
+            elif name in siblings and truth is False and vendor == ROCM:
+                test = (
+                    f"`{command}({name})` (line {line}; the project's ROCm configure switch is "
+                    f"its sibling `{siblings[name]}`)"
+                )
             if command == "if":
                 stack.append({"taken": False, "unknown": False, "test": test})
             else:
