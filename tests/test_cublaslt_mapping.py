@@ -12,6 +12,7 @@ hipBLASLt stand-in (HIP 5.2 has no hipBLASLt), the release named with -DCUDA2ROC
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import re
 import shutil
@@ -139,7 +140,11 @@ def test_hip_target_renames_them_and_says_from_which_release(fixed, tmp_path, cl
             assert re.search(rf"\b{hip}\b", text) and not re.search(rf"\b{cuda}\b", text), cuda
     (tmp_path / "again").mkdir()
     (tmp_path / "again" / "lt.cu").write_text(LT)
-    found = cli("lint", "--no-cache", "--select", "hip-stream", str(tmp_path / "again")).stdout
+    report = cli(
+        "lint", "--no-cache", "--select", "hip-stream", "--format", "json", str(tmp_path / "again")
+    ).stdout
+    # The full message (the text output shows each finding's short line).
+    found = "\n".join(d["message"] for d in json.loads(report)["diagnostics"])
     assert "`cublasLtCreate` is `hipblasLtCreate` in hipBLASLt (ROCm 6.0 and later)" in found
     assert "`cublasSetMathMode` is `hipblasSetMathMode` in hipBLAS (ROCm 6.1 and later)" in found
 

@@ -171,12 +171,16 @@ def test_sigkill_mid_fix_leaves_every_file_original_or_fully_fixed(tmp_path):
         for path, text in originals.items():  # every round starts with work to do
             path.write_text(text)
         proc = subprocess.Popen(
-            [sys.executable, "-m", "cuda2rocm", "fix", str(tree)],
+            [sys.executable, "-m", "cuda2rocm", "fix", "--no-cache", str(tree)],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             env=env,
         )
-        time.sleep(rng.uniform(0.5, 2.5))
+        # Kill while files are being written, whatever the machine's speed: once the first
+        # file has changed, after a random few milliseconds.
+        while proc.poll() is None and all(p.read_text() == t for p, t in originals.items()):
+            time.sleep(0.002)
+        time.sleep(rng.uniform(0, 0.02))
         if proc.poll() is None:
             proc.send_signal(signal.SIGKILL)
             kills += 1
