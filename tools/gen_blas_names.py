@@ -42,7 +42,7 @@ def main(argv: list[str]) -> int:
     lines.append("\t".join(COLUMNS))
     lines += ["\t".join(r[c] for c in COLUMNS) for r in keep]
     TARGET.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    print(f"{TARGET.relative_to(ROOT)}: {len(keep)} of {len(rows)} rows")
+    print(f"{TARGET}: {len(keep)} of {len(rows)} rows")
     return 0
 
 

@@ -25,8 +25,9 @@ cuBLAS's cublas_api.h / cublasLt.h). An attribute enumerator (`CUBLASLT_MATMUL_D
 `*_MATRIX_LAYOUT_*`, `*_MATMUL_PREF_*`) is kept only when both headers document the same value
 type (`int32_t`, `uint64_t`, a pointer) for it.
 
-Usage: python tools/gen_blas_rocm6_names.py  (paths: see the constants below, or env
-CUDA2ROCM_MIRRORS, CUBLAS_INCLUDE, CUDA_INCLUDE)
+Usage: python tools/inputs.py fetch && python tools/gen_blas_rocm6_names.py  (the inputs, at
+the revisions tools/inputs.toml pins; env CUBLAS_INCLUDE / CUDA_INCLUDE override the NVIDIA
+header folders)
 """
 
 from __future__ import annotations
@@ -34,30 +35,35 @@ from __future__ import annotations
 import csv
 import os
 import re
-import subprocess
 import sys
 from pathlib import Path
+
+import inputs  # tools/inputs.py: the pinned inputs
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCE = Path(
     os.environ.get("CUDA2ROCM_REFERENCE", ROOT.parent / "shared" / "reference" / "cuda_to_hip.tsv")
 )
-MIRRORS = Path(os.environ.get("CUDA2ROCM_MIRRORS", "/work/.mirror"))
-CUBLAS = Path(os.environ.get("CUBLAS_INCLUDE", "/work/real/cublas-headers"))
-CUDA_INCLUDE = Path(os.environ.get("CUDA_INCLUDE", "/usr/local/cuda/include"))
+CUBLAS = Path(os.environ.get("CUBLAS_INCLUDE", inputs.include("nvidia-cublas-cu12")))
+CUDA_INCLUDE = Path(os.environ.get("CUDA_INCLUDE", inputs.include("nvidia-cuda-runtime-cu12")))
 TARGET = ROOT / "cuda2rocm" / "data" / "blas_rocm6_names.tsv"
 GENERATED = ROOT / "cuda2rocm" / "data" / "cuda_names.tsv"
 UNRELEASED = "unreleased"
-#: (ROCm release, hipBLAS / hipBLASLt tag or commit); the last is the newest checked.
+#: (ROCm release, hipBLAS revision, hipBLASLt revision); the last is the newest checked.
 BLAS_TAGS = [
-    ("6.0", "rocm-6.0.0"),
-    ("6.1", "rocm-6.1.0"),
-    ("6.2", "rocm-6.2.0"),
-    ("6.2", "rocm-6.2.2"),
+    ("6.0", "rocm-6.0.0", "rocm-6.0.0"),
+    ("6.1", "rocm-6.1.0", "rocm-6.1.0"),
+    ("6.2", "rocm-6.2.0", "rocm-6.2.0"),
+    ("6.2", "rocm-6.2.2", "rocm-6.2.2"),
     # hipBLAS 27cf7be, hipBLASLt 7d9fb68, hipBLAS-common 9666c57: newer than any release checked,
     # so a name must still be there; one first seen here is left out (not yet released)
-    (UNRELEASED, "HEAD"),
+    (
+        UNRELEASED,
+        "27cf7beb9ded25c07e0899952adaab13b79bee79",
+        "7d9fb683db25941d38c5f89749a2c26acc493992",
+    ),
 ]
+HIPBLAS_COMMON = "9666c576c4b4bb60cde638a40646295906f6b736"
 HIP_TAGS = [(f"5.{m}", f"rocm-5.{m}.0") for m in range(2, 8)] + [
     (f"6.{m}", f"rocm-6.{m}.0") for m in range(3)
 ]
@@ -66,16 +72,6 @@ LIBRARY_TYPE = re.compile(r"^(cudaDataType(_t)?|CUDA_[RC]_\w+)$")
 ATTRIBUTE = re.compile(r"^CUBLASLT_(MATMUL_DESC|MATRIX_LAYOUT|MATMUL_PREF)_")
 COLUMNS = ("cuda_name", "hip_name", "kind", "library", "status", "hip_name_in_hip622", "since")
 _IGNORED = {"const", "struct", "enum", "CUBLASAPI", "CUBLASWINAPI", "HIPBLAS_EXPORT"}
-
-
-def git_show(repo: str, rev: str, path: str) -> str:
-    git_dir = MIRRORS / repo.replace("/", "+") / "repo"
-    done = subprocess.run(
-        ["git", f"--git-dir={git_dir}", "show", f"{rev}:{path}"],
-        capture_output=True,
-        text=True,
-    )
-    return done.stdout if done.returncode == 0 else ""
 
 
 def uncomment(text: str) -> str:
@@ -160,19 +156,22 @@ def main() -> int:
     cuda_protos = prototypes(cuda_text)
     cuda_attrs = cuda_attribute_types((CUBLAS / "cublasLt.h").read_text())
     cuda_values = enum_values((CUDA_INCLUDE / "library_types.h").read_text())
-    common = git_show("ROCm/hipBLAS-common", "HEAD", "library/include/hipblas-common.h")
+    common = inputs.show("ROCm/hipBLAS-common", HIPBLAS_COMMON, "library/include/hipblas-common.h")
     releases = []
-    for release, rev in BLAS_TAGS:
-        lt = git_show("ROCm/hipBLASLt", rev, "library/include/hipblaslt.h")
-        blas = git_show("ROCm/hipBLAS", rev, "library/include/hipblas.h")
+    for release, blas_rev, lt_rev in BLAS_TAGS:
+        lt = inputs.show("ROCm/hipBLASLt", lt_rev, "library/include/hipblaslt.h")
+        blas = inputs.show("ROCm/hipBLAS", blas_rev, "library/include/hipblas.h")
         if not lt or not blas:
-            print(f"hipBLAS / hipBLASLt {rev}: not found under {MIRRORS}", file=sys.stderr)
+            print(
+                f"hipBLAS {blas_rev} / hipBLASLt {lt_rev}: not here (python tools/inputs.py fetch)",
+                file=sys.stderr,
+            )
             return 2
-        text = lt + blas + (common if rev == "HEAD" else "")
+        text = lt + blas + (common if release == UNRELEASED else "")
         releases.append((release, identifiers(text), prototypes(text), hip_attribute_types(lt)))
     hip_types = []
     for release, rev in HIP_TAGS:
-        text = git_show("ROCm/HIP", rev, "include/hip/library_types.h")
+        text = inputs.show("ROCm/HIP", rev, "include/hip/library_types.h")
         hip_types.append((release, identifiers(text), enum_values(text)))
 
     keep = []

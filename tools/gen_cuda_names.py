@@ -13,6 +13,7 @@ version (hipblasDatatype_t / hipDataType, hipblasComplex / hipComplex), so vendo
 reports them without a fix.
 
 Usage: python tools/gen_cuda_names.py [path/to/cuda_to_hip.tsv] [path/to/hipblas.h]
+(hipblas.h defaults to the pinned input: `python tools/inputs.py fetch` first)
 """
 
 from __future__ import annotations
@@ -22,19 +23,20 @@ import re
 import sys
 from pathlib import Path
 
+import inputs  # tools/inputs.py: the pinned inputs
+
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_SOURCE = ROOT.parent / "shared" / "reference" / "cuda_to_hip.tsv"
-#: ROCm/hipBLAS at tag rocm-5.2.3 (fetched, never committed).
-DEFAULT_HIPBLAS = Path("/work/real/hipBLAS-5.2.3/library/include/hipblas.h")
+#: ROCm/hipBLAS at tag rocm-5.2.3, a pinned input (tools/inputs.toml).
+HIPBLAS = ("ROCm/hipBLAS", "rocm-5.2.3", "library/include/hipblas.h")
 TARGET = ROOT / "cuda2rocm" / "data" / "cuda_names.tsv"
 LIBRARIES = {"runtime", "driver", "rtc", "complex"}
 HIPIFY_SOURCES = {"both", "hipify-docs", "hipify-src"}
 COLUMNS = ("cuda_name", "hip_name", "kind", "library", "status", "hip_name_in_hip622")
 
 
-def hipblas_declared(header: Path) -> set[str]:
+def hipblas_declared(text: str) -> set[str]:
     """Identifiers in hipblas.h outside comments."""
-    text = header.read_text(encoding="utf-8")
     text = re.sub(r"/\*.*?\*/|//[^\n]*", " ", text, flags=re.S)
     return set(re.findall(r"\b[A-Za-z_]\w*\b", text))
 
@@ -51,11 +53,11 @@ def keep_blas(row: dict[str, str], declared: set[str]) -> bool:
 
 def main(argv: list[str]) -> int:
     source = Path(argv[1]) if len(argv) > 1 else DEFAULT_SOURCE
-    hipblas = Path(argv[2]) if len(argv) > 2 else DEFAULT_HIPBLAS
-    if not hipblas.is_file():
-        print(f"{hipblas}: not found (ROCm/hipBLAS at tag rocm-5.2.3)", file=sys.stderr)
+    header = Path(argv[2]).read_text(encoding="utf-8") if len(argv) > 2 else inputs.show(*HIPBLAS)
+    if not header:
+        print("ROCm/hipBLAS rocm-5.2.3: not here (python tools/inputs.py fetch)", file=sys.stderr)
         return 2
-    declared = hipblas_declared(hipblas)
+    declared = hipblas_declared(header)
     with source.open(encoding="utf-8", newline="") as fh:
         rows = list(csv.DictReader(fh, delimiter="\t"))
     keep = [
@@ -71,7 +73,7 @@ def main(argv: list[str]) -> int:
     lines.append("\t".join(COLUMNS))
     lines += ["\t".join(r[c] for c in COLUMNS) for r in keep]
     TARGET.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    print(f"{TARGET.relative_to(ROOT)}: {len(keep)} of {len(rows)} rows")
+    print(f"{TARGET}: {len(keep)} of {len(rows)} rows")
     return 0
 
 
