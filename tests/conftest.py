@@ -119,9 +119,9 @@ COMPILER_FILES = {
     "test_compiler_facts.py",
     "test_cpp_compat_compile.py",
     "test_cpp_compile.py",
-    "test_llmc_build_causes.py",
+    "test_fix_builds_shims.py",
     "test_nvcc_flags_hipcc.py",
-    "test_real_build_causes.py",
+    "test_fix_builds_project.py",
     "test_warp_fix_behaviour.py",
 }
 COMPILER_TESTS = {

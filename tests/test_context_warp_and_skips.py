@@ -1,4 +1,5 @@
-"""Precision cases from the sixth review (FBGEMM's one-offs, made general where they are):
+"""Context for warp constants and test skips: run-time warp queries, width-32 shuffle groups
+behind wrappers, ROCm skips above parameterized tests (first seen in a precision review):
 
 1. the run-time query the warp-size message recommends (`at::cuda::warp_size()`) is not a
    compile-time warp constant;

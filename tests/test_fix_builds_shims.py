@@ -1,4 +1,5 @@
-"""What stopped llm.c's dev/cuda units after cuBLASLt was mapped (issue 15), on fixtures of ours.
+"""Fixed units build on ROCm: the compatibility header's shims for what hipcc lacks, on fixtures
+of ours (first seen as llm.c's build failures, issue 15).
 
 - cache-operator loads and stores (`__ldcs(const int4*)`, `__stcs(float*, float)`, `__stcg`):
   HIP has `__ldcs` for `__half` only and no stores; the compatibility header maps them to

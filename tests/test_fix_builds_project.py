@@ -1,4 +1,5 @@
-"""What broke real projects' builds after `fix` (issue 15), each on a fixture project of ours.
+"""A fixed project builds with both compilers: each cause of a broken build after `fix` (first
+seen on real projects, issue 15), on a fixture project of ours.
 
 tests/fixtures/cuda_project/ has headers in two folders, a bf16 include under `#ifdef`, CUB,
 cuBLASLt, a header relying on nvcc's implicit runtime include, a kernel passed to
