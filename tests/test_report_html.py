@@ -8,6 +8,7 @@ import json
 import re
 import struct
 import subprocess
+import sys
 import zlib
 from collections import Counter
 from html.parser import HTMLParser
@@ -407,3 +408,28 @@ def test_report_renders_in_headless_chromium(examples, tmp_path):
     assert dom.returncode == 0, dom.stderr[-2000:]
     assert "<title>ROCm readiness report: examples</title>" in dom.stdout
     assert 'id="summary"' in dom.stdout
+
+
+def _layout():
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        import report_screenshots
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    return report_screenshots
+
+
+@pytest.mark.skipif(not CHROMIUM.exists(), reason="needs /usr/bin/chromium (CI installs it)")
+def test_report_fits_desktop_and_phone_widths(examples):
+    """No sideways scrolling at 1280 px or at 500 px (headless Chromium's narrowest window):
+    wide tables and code frames scroll inside their own boxes. The probe itself catches a page
+    that does overflow."""
+    layout = _layout()
+    for width, height in layout.WIDTHS.values():
+        facts = layout.probe(examples[0], width, height)
+        assert facts["viewport"] == width
+        assert facts["page"] <= width and not facts["outside"], facts
+    wide = examples[0].replace("</main>", '<div style="width:3000px">x</div></main>', 1)
+    assert wide != examples[0]
+    facts = layout.probe(wide, *layout.WIDTHS["phone"])
+    assert facts["page"] > facts["viewport"] and "DIV" in facts["outside"]
