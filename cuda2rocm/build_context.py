@@ -274,16 +274,29 @@ def _source_literals(tree: ast.Module, sources: _Sources) -> list[str]:
     return found
 
 
-def _builder_alias(func: ast.AST, scope: dict, module: dict) -> bool:
-    """detectron2's `extension = CppExtension` ... `extension = CUDAExtension` ...
-    `extension("name", sources)`: a name every binding of which is an extension builder."""
+def _builder_alias(func: ast.AST, scope: dict, module: dict, depth: int = 0) -> bool:
+    """A callee that is an extension builder whichever value it holds: a name every binding of
+    which is one (`extension = CppExtension` ... `extension = CUDAExtension`), a conditional
+    expression both of whose sides are (`(CUDAExtension if cuda else CppExtension)(...)`, or
+    bound to a name), or such a name again (`Ext = extension`)."""
+    if depth > 8:
+        return False
+    if isinstance(func, ast.IfExp):
+        return all(_is_builder(side, scope, module, depth + 1) for side in (func.body, func.orelse))
     if not isinstance(func, ast.Name):
         return False
     values = scope.get(func.id) or module.get(func.id) or []
-    return bool(values) and all(
-        (isinstance(v, ast.Name) and v.id in BUILDERS) or ast.unparse(v).split(".")[-1] in BUILDERS
-        for v in values
-    )
+    return bool(values) and all(_is_builder(v, scope, module, depth + 1) for v in values)
+
+
+def _is_builder(value: ast.AST, scope: dict, module: dict, depth: int) -> bool:
+    """`value` is a builder: its dotted name ends in one, or it is an alias of one."""
+    if (
+        isinstance(value, (ast.Name, ast.Attribute))
+        and ast.unparse(value).split(".")[-1] in BUILDERS
+    ):
+        return True
+    return _builder_alias(value, scope, module, depth)
 
 
 def _sources_and_files(data: bytes) -> tuple[tuple[str, ...], tuple[str, ...]]:

@@ -711,3 +711,43 @@ def test_a_version_branch_an_assert_rules_out_is_guarded(tmp_path):
     reported, guarded = _where(_run(tmp_path, "nvcc-flags"), tmp_path)
     assert "earlier `assert` admits" in guarded[("setup.py", 8)]
     assert ("setup.py", 10) in reported  # 2.0 is above the bound: may run
+
+
+# -- a builder chosen by a conditional expression ------------------------------------------------
+CHOSEN_SETUP = """\
+import glob
+import os
+
+from setuptools import Extension, setup
+from torch.utils import cpp_extension
+
+gpu = os.environ.get("WITH_ACCEL", "1") == "1"
+Builder = cpp_extension.CUDAExtension if gpu else cpp_extension.CppExtension
+ops = Builder(name="pkg._ops", sources=glob.glob("pkg/native/*.cu") + ["pkg/native/bind.cpp"])
+more = (cpp_extension.CUDAExtension if gpu else cpp_extension.CppExtension)(
+    "pkg._more", ["pkg/extra/more.cu"]
+)
+plain = (cpp_extension.CUDAExtension if gpu else Extension)("pkg._plain", ["pkg/other/x.cu"])
+setup(ext_modules=[ops, more, plain])
+"""
+
+
+def test_a_builder_chosen_by_a_conditional_expression_is_a_builder(tmp_path):
+    found = extension_sources(CHOSEN_SETUP)
+    assert "pkg/native/*.cu" in found and "pkg/native/bind.cpp" in found
+    assert "pkg/extra/more.cu" in found
+    # setuptools' own Extension on one side: torch may not build it, so it claims nothing
+    assert "pkg/other/x.cu" not in found
+    _write(
+        tmp_path,
+        {
+            "setup.py": CHOSEN_SETUP,
+            "pkg/native/version.cu": CUDA_VERSION_CU,
+            "pkg/other/x.cu": CUDA_VERSION_CU,
+        },
+    )
+    result = _run(tmp_path, "hip-include")
+    unbuilt = {
+        Path(d.path).parent.name for d in result.diagnostics if "not built by torch" in d.message
+    }
+    assert unbuilt == {"other"}
