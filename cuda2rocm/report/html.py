@@ -456,9 +456,10 @@ def _plan_section(fig: Figures, paths: Sequence[str], trend: plan.Trend | None) 
         rows = []
         for c in comps:
             share = f"{c.safe} of {c.actions}" if c.actions else "-"
+            files = f"{c.files} file" + ("s" if c.files != 1 else "")
             rows.append(
                 f'<tr data-component="{_e(c.name)}"><th scope="row"><code>{_e(c.name)}</code> '
-                f'<span class="muted">{_e(c.kind)}, {c.files} file{"s" if c.files != 1 else ""}</span></th>'
+                f'<span class="muted">{_e(c.kind)}, {files}</span></th>'
                 f'<td class="n" data-severity="error">{c.blockers}</td>'
                 f'<td class="n" data-severity="warning">{c.risks}</td>'
                 f'<td class="n" data-severity="info">{c.notes}</td>'
