@@ -215,6 +215,9 @@ class FlagSites(NameAware):
     #: the fast pass keeps every call of a function holding a finding: this rule asks
     #: where such a function is called from
     READS_CALLERS = True
+    #: and the file whole: a helper's `return opts + ["--threads", "4"]` is a site when the
+    #: helper's call reaches an nvcc list elsewhere, whatever tokens its body holds
+    WHOLE_FILE = True
 
     def __init__(self, *args) -> None:
         super().__init__(*args)

@@ -178,12 +178,28 @@ class PythonRule(_py.NameAware):
                 if self._derives(assign.value, helpers, tracked):
                     for target in assign.targets:
                         tracked |= {n.value for n in _names(target.target)}
+        # names holding torch's CUDA version: `torch_binary = parse(torch.version.cuda)`
+        torch_cuda = {
+            n.value
+            for a in self._assigns
+            if "version.cuda" in self.text(a.value)
+            for t in a.targets
+            for n in _names(t.target)
+        }
         for comp in self._comparisons:
             sides = [comp.left, *(c.comparator for c in comp.comparisons)]
-            if not any(_version_literal(o) for o in sides):
+            toolkit = [o for o in sides if self._derives(o, helpers, tracked)]
+            if not toolkit:
                 continue
-            if not any(self._derives(o, helpers, tracked) for o in sides):
-                continue
+            others = [o for o in sides if all(o is not t for t in toolkit)]
+            versions = any(
+                _version_literal(o)
+                or "version.cuda" in self.text(o)
+                or self._derives(o, set(), torch_cuda)
+                for o in others
+            )
+            if not versions and len(toolkit) < 2:
+                continue  # compared with something that is not a version
             if self._cuda_only(comp) or self._inside(comp, helpers) or _calls_in(comp, helpers):
                 continue  # a helper called in the test itself is reported at that call
             if self._after_vendor_test(comp):
