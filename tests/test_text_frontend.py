@@ -161,8 +161,10 @@ def test_every_rule_of_this_group_fires_on_the_examples():
 # -- nvcc-flags: evaluate the selected list on CUDA and on ROCm ----------------------------------
 def _namespace(module: cst.Module) -> dict:
     """Module-level `NAME = <literal expression>` bindings, evaluated without running the file."""
-    namespace: dict = {}
+    namespace: dict = {"__helpers__": []}
     for statement in module.body:
+        if isinstance(statement, cst.FunctionDef):  # helpers that return flag lists
+            namespace["__helpers__"].append(module.code_for_node(statement))
         if not isinstance(statement, cst.SimpleStatementLine):
             continue
         for small in statement.body:
@@ -200,8 +202,10 @@ def _evaluate(expr: str, namespace: dict, hip: bool) -> list[str]:
     class Ext:  # `cpp_ext.IS_HIP_EXTENSION`
         IS_HIP_EXTENSION = hip
 
-    scope = dict(namespace, IS_HIP_EXTENSION=hip, cpp_ext=Ext)
-    return list(eval(expr, {"__builtins__": {}}, scope))
+    scope = dict(namespace, IS_HIP_EXTENSION=hip, cpp_ext=Ext, __builtins__={})
+    for helper in namespace.get("__helpers__", []):  # `"nvcc": fast_opts()`
+        exec(helper, scope)
+    return list(eval(expr, scope))
 
 
 NVCC_ONLY = ("-gencode", "-arch", "--use_fast_math", "-Xptxas", "-lineinfo", "--expt", "--threads")
@@ -224,18 +228,18 @@ def test_nvcc_flags_fix_is_unchanged_on_cuda_and_hipcc_clean_on_rocm(example):
     linter = Linter([spec])
     source = SourceFile(example.path, "python", example.code.lstrip("\n"))
     fixed = fix_source(source, linter.lint_source).fixed
-    before = [expr for expr, _ in _flag_expressions(source.text)]
+    before = _flag_expressions(source.text)
     after = _flag_expressions(fixed)
     assert after and len(after) == len(before)
     changed = 0
-    for (expr, namespace), original in zip(after, before, strict=True):
+    for (expr, namespace), (original, old) in zip(after, before, strict=True):
         try:
-            cuda_flags = _evaluate(original, namespace, hip=False)
+            cuda_flags = _evaluate(original, old, hip=False)
         except Exception:
             continue  # not a literal list (os.environ[...]): no fix was offered
         assert _evaluate(expr, namespace, hip=False) == cuda_flags
         rocm_flags = _evaluate(expr, namespace, hip=True)
-        if expr != original:
+        if expr != original or namespace["__helpers__"] != old["__helpers__"]:
             changed += 1
             assert not [f for f in rocm_flags if f.startswith(NVCC_ONLY)], rocm_flags
             assert "-O3" in rocm_flags or "-O2" in rocm_flags

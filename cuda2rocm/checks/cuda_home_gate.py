@@ -29,7 +29,7 @@ from __future__ import annotations
 import libcst as cst
 
 from cuda2rocm.frontends.python import NameAware
-from cuda2rocm.frontends.python_build import import_edit, under_vendor_test
+from cuda2rocm.frontends.python_build import import_edit, under_vendor_branch, under_vendor_test
 from cuda2rocm.model import Severity
 
 QUALIFIED = "torch.utils.cpp_extension.CUDA_HOME"
@@ -62,6 +62,7 @@ class Rule(NameAware):
         self._shown: list[cst.BaseExpression] = []
         self._module: cst.Module | None = None
         self._bound: dict[str, list[str]] = {}
+        self._calls: dict[str, list[cst.Call]] = {}
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
@@ -260,6 +261,7 @@ class Rule(NameAware):
             if kind != "is-none" and self._or_rocm(where):
                 continue
             self._gate(where, use, kind, used)
+        self._raising_helper_calls()
         for use in self._paths:
             if id(use) in self._protected:
                 continue
@@ -281,6 +283,71 @@ class Rule(NameAware):
                 "(torch.utils.cpp_extension) as well",
                 severity=Severity.INFO,
             )
+
+    # -- helpers that stop the build without a CUDA toolkit ------------------------------------
+    def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Name):
+            self._calls.setdefault(node.func.value, []).append(node)
+
+    def _raising_helper_calls(self) -> None:
+        """`def require_toolkit(opt): if CUDA_HOME is None: raise ...` called as
+        `require_toolkit("--fused")`: on ROCm CUDA_HOME is always None, so every call that no
+        ROCm test keeps away stops the build; the call is the line a port changes."""
+        assert self._module is not None
+        for statement in self._module.body:
+            if not isinstance(statement, cst.FunctionDef) or not self._raises_without(statement):
+                continue
+            name = statement.name.value
+            for call in self._calls.get(name, []):
+                if any(a is statement for a in self.ancestors(call)):
+                    continue
+                if under_vendor_test(self, call, ROCM_AWARE) or under_vendor_branch(self, call):
+                    continue
+                self.report(
+                    call,
+                    f"{name}() raises when CUDA_HOME is None, which it always is on ROCm "
+                    "builds of torch, so this call stops the ROCm build; call it only when not "
+                    "IS_HIP_EXTENSION (or test ROCM_HOME there)",
+                )
+
+    def _raises_without(self, function: cst.FunctionDef) -> bool:
+        """The function raises or exits when CUDA_HOME is None: `if CUDA_HOME is None:
+        raise`, or `if CUDA_HOME is not None: return` before a top-level `raise`; and it does
+        not tell ROCm apart itself."""
+        if self._rocm_test(function):
+            return False
+        body = list(function.body.body) if isinstance(function.body, cst.IndentedBlock) else []
+        for i, statement in enumerate(body):
+            if not isinstance(statement, cst.If) or statement.orelse is not None:
+                continue
+            kind = self._gate_kind(statement.test)
+            if kind == "absent" and _stops(statement.body):
+                return True
+            if kind == "present" and _returns_only(statement.body):
+                return any(_stops(s) for s in body[i + 1 :])
+        return False
+
+    def _gate_kind(self, test: cst.BaseExpression) -> str | None:
+        """ "absent" for `CUDA_HOME is None` / `not CUDA_HOME`, "present" for `is not None` /
+        truthiness; None for any other test."""
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            return "absent" if self._is_cuda_home(test.expression) else None
+        if self._is_cuda_home(test):
+            return "present"
+        if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+            target = test.comparisons[0]
+            none = isinstance(target.comparator, cst.Name) and target.comparator.value == "None"
+            if none and self._is_cuda_home(test.left):
+                if isinstance(target.operator, (cst.Is, cst.Equal)):
+                    return "absent"
+                if isinstance(target.operator, (cst.IsNot, cst.NotEqual)):
+                    return "present"
+        return None
+
+    def _is_cuda_home(self, node: cst.CSTNode) -> bool:
+        return isinstance(node, (cst.Name, cst.Attribute)) and QUALIFIED in self.qualified_names(
+            node
+        )
 
     def _gate(self, where: cst.CSTNode, use: cst.BaseExpression, kind: str, used: bool) -> None:
         assert self._module is not None
@@ -325,6 +392,25 @@ class Rule(NameAware):
         if edit is not None:
             edits.append(edit)
         self.report(where, message, self.fix(*edits, description="also accept ROCM_HOME"))
+
+
+def _stops(node: cst.CSTNode) -> bool:
+    """`node` raises or exits (`raise`, `sys.exit(...)`, `exit(...)`) somewhere in it."""
+    if isinstance(node, cst.Raise):
+        return True
+    if isinstance(node, cst.Call):
+        func = node.func
+        name = func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", "")
+        if name in ("exit", "_exit"):
+            return True
+    return any(_stops(c) for c in node.children)
+
+
+def _returns_only(block: cst.BaseSuite) -> bool:
+    """The block is a bare `return` (the early way out when CUDA_HOME is set)."""
+    body = block.body if isinstance(block, cst.IndentedBlock) else [block]
+    small = [s for line in body for s in getattr(line, "body", [])]
+    return len(small) == 1 and isinstance(small[0], cst.Return) and small[0].value is None
 
 
 def _inside(rule: NameAware, node: cst.CSTNode, container: cst.CSTNode) -> bool:

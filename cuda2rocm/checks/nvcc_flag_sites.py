@@ -78,7 +78,23 @@ def _flow(node: ast.AST, plain: bool = False) -> list[str]:
         return []  # `[hip] if IS_HIP_EXTENSION else NVCC`: NVCC reaches only nvcc (_cuda_side)
     if isinstance(node, ast.IfExp) and not plain:
         return _flow(node.body) + _flow(node.orelse)
+    if isinstance(node, ast.Call) and not plain:
+        # `append_threads(flags)`, `self.nvcc_args()`: what the function returns, and the
+        # lists handed to it (a helper that extends its argument returns it)
+        name = _call_key(node)
+        passed = [k for a in node.args for k in _flow(a.value if isinstance(a, ast.Starred) else a)]
+        return ([name] if name else []) + passed
     return []
+
+
+def _call_key(node: ast.Call) -> str | None:
+    """`f()` for calls of `f(...)` and `obj.f(...)`: the key of what function `f` returns."""
+    func = node.func
+    if isinstance(func, ast.Name):
+        return f"{func.id}()"
+    if isinstance(func, ast.Attribute):
+        return f"{func.attr}()"
+    return None
 
 
 def _vendor_test(test: ast.AST) -> bool:
@@ -143,6 +159,9 @@ class BuildFlow:
                 key = _ast_key(node.func.value)
                 if key is not None:
                     changed.add(key)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                for ret in _returns(node):
+                    flows.append((f"{node.name}()", _flow(ret)))
         for _ in range(4):  # A = B + C: B and C reach nvcc when A does
             grown = {s for key, srcs in flows if key in self.bound for s in srcs} - self.bound
             if not grown:
@@ -164,6 +183,20 @@ class BuildFlow:
             todo += plain.get(name, [])
 
 
+def _returns(function: ast.AST) -> list[ast.AST]:
+    """The values `function` returns (not those of functions nested in it)."""
+    found: list[ast.AST] = []
+    todo = list(ast.iter_child_nodes(function))
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        if isinstance(node, ast.Return) and node.value is not None:
+            found.append(node.value)
+        todo.extend(ast.iter_child_nodes(node))
+    return found
+
+
 def _is_nvcc_subscript(node: ast.AST) -> bool:
     return (
         isinstance(node, ast.Subscript)
@@ -182,6 +215,9 @@ class FlagSites(NameAware):
     #: the fast pass keeps every call of a function holding a finding: this rule asks
     #: where such a function is called from
     READS_CALLERS = True
+    #: and the file whole: a helper's `return opts + ["--threads", "4"]` is a site when the
+    #: helper's call reaches an nvcc list elsewhere, whatever tokens its body holds
+    WHOLE_FILE = True
 
     def __init__(self, *args) -> None:
         super().__init__(*args)
@@ -220,6 +256,12 @@ class FlagSites(NameAware):
     def visit_Expr(self, node: cst.Expr) -> None:
         self._literal_site(node.value)
 
+    def visit_Return(self, node: cst.Return) -> None:
+        """`return flags + ["--threads", "4"]`: a helper's result, bound when its call is."""
+        function = next((a for a in self.ancestors(node) if isinstance(a, cst.FunctionDef)), None)
+        if function is not None and node.value is not None:
+            self._sites.append(Site(f"{function.name.value}()", node.value, "return", node))
+
     def _literal_site(self, value: cst.BaseExpression) -> None:
         """A command list `["nvcc", ...]` that is not assigned to a name."""
         if isinstance(value, cst.Call):
@@ -234,12 +276,13 @@ class FlagSites(NameAware):
             bound = (
                 site.target == NVCC_KEY
                 or site.target in flow.bound
-                or self._bound_names.search(site.target.rsplit(".", 1)[-1]) is not None
+                or self._bound_names.search(site.target.rsplit(".", 1)[-1].removesuffix("()"))
+                is not None
                 or _is_nvcc_command(site.value)
             )
             if site.target in flow.cuda_side or (site.kind == "=" and site.target in flow.resolved):
                 continue
-            if not bound and site.kind == "=" and not isinstance(site.value, cst.List):
+            if not bound and site.kind in ("=", "return") and not _list_like(site.value):
                 continue  # a tuple or set of flag names is data (prefixes to strip, ...)
             if self._cuda_only(site.node):
                 continue
@@ -297,11 +340,18 @@ class FlagSites(NameAware):
                 return []
             literal, brace, _ = head.partition("{")
             return [([(value, (literal + "{}" if brace else literal) or None)], False)]
+        if isinstance(value, (cst.ListComp, cst.GeneratorExp)):
+            # [f"-gencode=arch=compute_{c},code=sm_{c}" for c in archs]: each element's form
+            return [(e, False) for e, _ in self._elements(value.elt)]
         single = string_value(value)
         if single is not None:
             return [([(value, single)], False)]
         resolved = self._resolve(value)
         if resolved is None:
+            if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Add):
+                # `flags + ["--threads", "4"]` with `flags` a parameter: the literal side
+                sides = self._elements(value.left) + self._elements(value.right)
+                return [([el for e, _ in sides for el in e], False)] if sides else []
             return []
         return [([(e.node, e.value) for e in resolved], True)]
 
@@ -329,8 +379,9 @@ class FlagSites(NameAware):
                 "IS_HIP_EXTENSION"
             )
         else:
+            where = "returned for" if site.kind == "return" else "added to"
             message = (
-                f"nvcc-only flags ({shown}) added to this flag list; on ROCm torch's build "
+                f"nvcc-only flags ({shown}) {where} this flag list; on ROCm torch's build "
                 "passes the nvcc list to hipcc (clang), which rejects or silently ignores them; "
                 "add them only when not IS_HIP_EXTENSION"
             )
@@ -339,7 +390,7 @@ class FlagSites(NameAware):
         if (
             result is not None
             and self._module is not None
-            and site.kind in ("+=", "extend", "=")
+            and site.kind in ("+=", "extend", "=", "return")
             and not _is_nvcc_command(site.value)
         ):
             hip, _ = result
@@ -353,6 +404,15 @@ class FlagSites(NameAware):
                     edits.append(edit)
                 fix = self.fix(*edits, description="add only hipcc flags when IS_HIP_EXTENSION")
         self.report(site.value, message, fix)
+
+
+def _list_like(value: cst.BaseExpression) -> bool:
+    """A list display, list comprehension or `+` concatenation holding one."""
+    if isinstance(value, (cst.List, cst.ListComp)):
+        return True
+    if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Add):
+        return _list_like(value.left) or _list_like(value.right)
+    return False
 
 
 def _is_nvcc_command(value: cst.BaseExpression) -> bool:

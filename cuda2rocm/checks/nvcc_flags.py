@@ -29,8 +29,13 @@ import libcst as cst
 from cuda2rocm.checks.nvcc_flag_sites import FlagSites
 from cuda2rocm.frontends.python import string_value
 from cuda2rocm.frontends.python_build import import_edit, under_vendor_test
+from cuda2rocm.model import Severity
 
 _KEYWORDS = {"extra_cuda_cflags"}
+#: `-U__CUDA_NO_HALF_OPERATORS__` / `_CONVERSIONS__`: the two whose HIP twins torch 2.13 defines
+#: for hipcc (COMMON_HIPCC_FLAGS) and ROCm 7.0's fp16 header tests (hiprtc_runtime.h). HIP has
+#: no HALF2/BFLOAT16 twins, so `-U__CUDA_NO_HALF2_OPERATORS__` needs nothing on ROCm.
+_CUDA_UNDEF = re.compile(r"-U__CUDA_NO_(HALF_(?:OPERATORS|CONVERSIONS)__)")
 
 
 @dataclass
@@ -59,6 +64,28 @@ class Rule(FlagSites):
     def visit_Arg(self, node: cst.Arg) -> None:
         if node.keyword is not None and node.keyword.value in _KEYWORDS:
             self._check(node.value)
+            self._cuda_macro_undefs(node.value)
+
+    def _cuda_macro_undefs(self, value: cst.BaseExpression) -> None:
+        """`load(..., extra_cuda_cflags=["-U__CUDA_NO_HALF_OPERATORS__"])`: on ROCm torch puts
+        `-D__HIP_NO_HALF_OPERATORS__=1` (COMMON_HIPCC_FLAGS) before these flags and, unlike
+        BuildExtension's `_hipify_compile_flags`, does not rename CUDA in them; HIP's fp16
+        header tests only the `__HIP_NO_*` names, so the -U undoes nothing there."""
+        if under_vendor_test(self, value):
+            return
+        for element in self._resolve(value) or []:
+            macro = _CUDA_UNDEF.fullmatch(element.value or "")
+            if macro is None:
+                continue
+            twin = "__HIP_NO_" + macro.group(1)
+            self.report(
+                element.node,
+                f"-U__CUDA_NO_{macro.group(1)} does not reach HIP: torch's load() defines "
+                f"{twin}=1 for hipcc and passes extra_cuda_cflags unrenamed, so __half "
+                f"operators/conversions stay disabled on ROCm; also pass -U{twin} when "
+                "IS_HIP_EXTENSION",
+                severity=Severity.WARNING,
+            )
 
     # -- resolving the list ----------------------------------------------------------------------
     def _resolve(self, expr: cst.BaseExpression, depth: int = 0) -> list[Element] | None:

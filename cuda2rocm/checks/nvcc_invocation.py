@@ -19,7 +19,7 @@ import libcst as cst
 
 from cuda2rocm.frontends import python as _py
 from cuda2rocm.frontends.cpp import CppRule, hip_excluded
-from cuda2rocm.frontends.python_build import under_vendor_branch
+from cuda2rocm.frontends.python_build import names_vendor, under_vendor_branch
 from cuda2rocm.frontends.python_shell import prints_only
 from cuda2rocm.model import Severity
 
@@ -65,6 +65,15 @@ class PythonRule(_py.NameAware):
         super().__init__(*args)
         self._runs: list[cst.Call] = []
         self._calls: dict[str, list[cst.Call]] = {}
+        self._assigns: list[cst.Assign] = []
+        self._comparisons: list[cst.Comparison] = []
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        self._assigns.append(node)
+
+    def visit_Comparison(self, node: cst.Comparison) -> None:
+        if any(isinstance(c.operator, _TESTS) for c in node.comparisons):
+            self._comparisons.append(node)
 
     def visit_Call(self, node: cst.Call) -> None:
         if isinstance(node.func, cst.Name):
@@ -144,6 +153,7 @@ class PythonRule(_py.NameAware):
             function = self._function(run)
             if function is not None and self.parent(function) is not None:
                 helpers.add(function.name.value)
+        self._version_gates(helpers)
         for name in sorted(helpers):
             for call in self._calls.get(name, []):
                 if self._function(call) is not None and self._function(call).name.value == name:
@@ -154,6 +164,132 @@ class PythonRule(_py.NameAware):
                         f"calls {name}(), which runs nvcc: on ROCm this fails or gates the "
                         "build on a CUDA toolkit version; branch on IS_HIP_EXTENSION first",
                     )
+
+    # -- what the toolkit version gates -------------------------------------------------------
+    def _version_gates(self, helpers: set[str]) -> None:
+        """`_, rel = toolkit_version(CUDA_HOME)` ... `if rel >= Version("11.8"):`: a comparison
+        of what a helper that runs nvcc returns with a version literal is a CUDA-toolkit gate;
+        ROCm never has that version, so it decides the ROCm build by accident."""
+        if not helpers:
+            return
+        tracked: set[str] = set()
+        for _ in range(3):  # rel = ...; major = int(rel.split(".")[0]): names derived from it
+            for assign in self._assigns:
+                if self._derives(assign.value, helpers, tracked):
+                    for target in assign.targets:
+                        tracked |= {n.value for n in _names(target.target)}
+        # names holding torch's CUDA version: `torch_binary = parse(torch.version.cuda)`
+        torch_cuda = {
+            n.value
+            for a in self._assigns
+            if "version.cuda" in self.text(a.value)
+            for t in a.targets
+            for n in _names(t.target)
+        }
+        for comp in self._comparisons:
+            sides = [comp.left, *(c.comparator for c in comp.comparisons)]
+            toolkit = [o for o in sides if self._derives(o, helpers, tracked)]
+            if not toolkit:
+                continue
+            others = [o for o in sides if all(o is not t for t in toolkit)]
+            versions = any(
+                _version_literal(o)
+                or "version.cuda" in self.text(o)
+                or self._derives(o, set(), torch_cuda)
+                for o in others
+            )
+            if not versions and len(toolkit) < 2:
+                continue  # compared with something that is not a version
+            if self._cuda_only(comp) or self._inside(comp, helpers) or _calls_in(comp, helpers):
+                continue  # a helper called in the test itself is reported at that call
+            if self._after_vendor_test(comp):
+                continue
+            self.report(
+                comp,
+                "compares the CUDA toolkit version that nvcc reports: ROCm hosts have no nvcc, "
+                "so this gate never describes the ROCm build; decide the ROCm side on "
+                "IS_HIP_EXTENSION (and torch.version.hip for its version) first",
+                severity=Severity.WARNING,
+            )
+
+    def _derives(self, node: cst.CSTNode, helpers: set[str], tracked: set[str]) -> bool:
+        """`node` is a helper's result, a tracked name, or reads one of them through
+        subscripts, attributes, calls (`int(...)`, `Version(...)`) and arithmetic."""
+        if isinstance(node, cst.Name):
+            return node.value in tracked
+        if isinstance(node, cst.Call):
+            func = node.func
+            if isinstance(func, cst.Name) and func.value in helpers:
+                return True
+            if isinstance(func, cst.Attribute) and self._derives(func.value, helpers, tracked):
+                return True  # rel.split(".")
+            return any(self._derives(a.value, helpers, tracked) for a in node.args)
+        if isinstance(node, (cst.Subscript, cst.Attribute)):
+            return self._derives(node.value, helpers, tracked)
+        if isinstance(node, cst.BinaryOperation):
+            return self._derives(node.left, helpers, tracked) or self._derives(
+                node.right, helpers, tracked
+            )
+        return False
+
+    def _after_vendor_test(self, node: cst.CSTNode) -> bool:
+        """`not IS_HIP_EXTENSION and rel < Version("11.8")`: an earlier operand of an `and`
+        names the ROCm side, so ROCm never evaluates the comparison."""
+        child = node
+        for parent in self.ancestors(node):
+            if not isinstance(parent, (cst.BooleanOperation, cst.UnaryOperation)):
+                return False
+            if (
+                isinstance(parent, cst.BooleanOperation)
+                and isinstance(parent.operator, cst.And)
+                and child is parent.right
+                and names_vendor(self.text(parent.left))
+            ):
+                return True
+            child = parent
+        return False
+
+    def _inside(self, node: cst.CSTNode, helpers: set[str]) -> bool:
+        function = self._function(node)
+        return function is not None and function.name.value in helpers
+
+
+_TESTS = (
+    cst.GreaterThan,
+    cst.GreaterThanEqual,
+    cst.LessThan,
+    cst.LessThanEqual,
+    cst.Equal,
+    cst.NotEqual,
+)
+
+
+def _calls_in(node: cst.CSTNode, helpers: set[str]) -> bool:
+    func = node.func if isinstance(node, cst.Call) else None
+    if isinstance(func, cst.Name) and func.value in helpers:
+        return True
+    return any(_calls_in(c, helpers) for c in node.children)
+
+
+def _names(node: cst.CSTNode) -> list[cst.Name]:
+    if isinstance(node, cst.Name):
+        return [node]
+    if isinstance(node, (cst.Tuple, cst.List)):
+        return [n for e in node.elements for n in _names(e.value)]
+    return []
+
+
+def _version_literal(node: cst.CSTNode) -> bool:
+    """`11`, `11.8`, `"11.8"`, `(11, 8)`, `Version("11.8")`, `parse("11.8")`."""
+    if isinstance(node, (cst.Integer, cst.Float, cst.SimpleString)):
+        return True
+    if isinstance(node, cst.Tuple):
+        return bool(node.elements) and all(
+            isinstance(e.value, (cst.Integer, cst.Float)) for e in node.elements
+        )
+    if isinstance(node, cst.Call) and len(node.args) == 1:
+        return isinstance(node.args[0].value, (cst.SimpleString, cst.Integer, cst.Float))
+    return False
 
 
 class Rule(CppRule):

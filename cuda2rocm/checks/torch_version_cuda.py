@@ -60,7 +60,7 @@ class Rule(NameAware):
     def visit_Comparison(self, comp: cst.Comparison) -> None:
         if self._wrappers is None:
             self._wrappers, self._results = self._find_wrappers(self.context.wrapper.module)
-        if self._wrappers:
+        if self._wrappers or self._results:
             self._wrapper_gate(comp, self._wrappers, self._results)
 
     def _find_wrappers(self, node: cst.Module) -> tuple[dict, set[str]]:
@@ -72,12 +72,39 @@ class Rule(NameAware):
             if self._reads_cuda_version(f) and self._returns_version(f)
         }
         results: set[str] = set()  # names bound to a wrapper's result: `rt = cuda_release()`
-        for assign in _nodes(node, cst.Assign):
-            if _called(assign.value, wrappers) and len(assign.targets) == 1:
+        assigns = [a for a in _nodes(node, cst.Assign) if len(a.targets) == 1]
+        plain = {  # `ver = torch.version.cuda`: the string itself, what parses derive from
+            a.targets[0].target.value
+            for a in assigns
+            if isinstance(a.targets[0].target, cst.Name)
+            and isinstance(a.value, (cst.Attribute, cst.Name))
+            and CUDA in self.qualified_names(a.value)
+        }
+        for _ in range(2):  # `major = int(ver[0])` after `ver = torch.version.cuda.split(".")`
+            for assign in assigns:
                 target = assign.targets[0].target
-                if isinstance(target, cst.Name):
+                if not isinstance(target, cst.Name) or target.value in results:
+                    continue
+                if _called(assign.value, wrappers) or self._parses_version(
+                    assign.value, results | plain
+                ):
                     results.add(target.value)
         return wrappers, results
+
+    def _parses_version(self, value: cst.BaseExpression, results: set[str]) -> bool:
+        """`int(torch.version.cuda.split(".")[0])`, `tuple(map(int, cuda.split(".")))`,
+        `float(ver) if ver else 0`: a number or tuple computed from the CUDA version (or
+        from a name bound to one), not a None test or the plain attribute."""
+        if isinstance(value, (cst.Comparison, cst.BooleanOperation, cst.UnaryOperation)):
+            return False
+        if not _nodes(value, cst.Call) and not _nodes(value, cst.Subscript):
+            return False
+        for item in _nodes(value, cst.Attribute) + _nodes(value, cst.Name):
+            if isinstance(item, cst.Name) and item.value in results:
+                return True
+            if CUDA in self.qualified_names(item):
+                return True
+        return False
 
     def _wrapper_gate(self, comp: cst.Comparison, wrappers: dict, results: set[str]) -> None:
         sides = [comp.left, *(c.comparator for c in comp.comparisons)]
@@ -139,6 +166,28 @@ class Rule(NameAware):
         if node.attr.value == "cuda" and CUDA in self.qualified_names(node):
             self._check(node, node)
 
+    def visit_Name(self, node: cst.Name) -> None:
+        # `from torch.version import cuda as torch_cuda` ... `float(torch_cuda)`: the same value
+        parent = self.parent(node)
+        binding = isinstance(parent, (cst.ImportAlias, cst.AsName, cst.AssignTarget))
+        if binding or (isinstance(parent, cst.Attribute) and parent.value is not node):
+            return
+        if isinstance(parent, (cst.Param, cst.FunctionDef, cst.ClassDef)):
+            return
+        if CUDA not in self.qualified_names(node) or self._rebound(node):
+            return
+        self._check(node, node)
+
+    def _rebound(self, node: cst.Name) -> bool:
+        """The name is also assigned in its scope (not only imported): not the import's value."""
+        scope = self.get_metadata(ScopeProvider, node, None)
+        if scope is None:
+            return True
+        return any(
+            not isinstance(a.node, (cst.Import, cst.ImportFrom))
+            for a in scope.assignments[node.value]
+        )
+
     def visit_Assign(self, node: cst.Assign) -> None:
         # Follow `ver = torch.version.cuda` to the uses of `ver`.
         if len(node.targets) != 1 or not isinstance(node.targets[0].target, cst.Name):
@@ -158,7 +207,7 @@ class Rule(NameAware):
                 self._check(ref.node, value)
 
     # -- classification ------------------------------------------------------------------------
-    def _check(self, use: cst.CSTNode, origin: cst.Attribute) -> None:
+    def _check(self, use: cst.CSTNode, origin: cst.BaseExpression) -> None:
         if self._rocm_aware(use):
             return
         parent = self.parent(use)
