@@ -389,10 +389,10 @@ class Linter:
                 view.wavefront_constants = frozenset(self.project_macros.wavefronts)
                 view.mask_free_macros = frozenset(self.project_macros.mask_free_macros)
                 view.wide_mask_types = frozenset(self.project_macros.wide_mask_types)
-                view.runtime_first = (
-                    os.path.normpath(source.path).replace(os.sep, "/")
-                    in self.project_macros.runtime_first
-                )
+                here = os.path.normpath(source.path).replace(os.sep, "/")
+                view.runtime_first = here in self.project_macros.runtime_first
+                view.project_names = self.project_macros.ported.get(here, {})
+                view.project_sites = self.project_macros.port_sites
                 view.fallback_features = frozenset(self.project_macros.fallback_features)
             # A string that defines a kernel goes to the GPU compiler (hipcc or hiprtc on
             # ROCm), whatever file holds it: its passes are those of a .cu file.

@@ -9,8 +9,13 @@ The name table (HIPIFY + torch's hipify, checked against the HIP headers) says w
 each name. Names with no HIP counterpart are errors everywhere. Supported names are reported at
 each line that holds one (frontends/sites.py: the line is the edit), as a port to do, except in
 sources torch's cpp_extension hipifies: there nothing needs to change (renaming by hand would
-break the CUDA build), so nothing is reported. The `portable` fix includes the compatibility
-header, which maps the name under hipcc; the `hip` fix renames every use.
+break the CUDA build), so nothing is reported. Names the project defines itself, in this file or
+in a project header it includes, in code a HIP pass may compile (context.project_port: its own
+compatibility header's `#define cudaStream_t hipStream_t`, `using`, wrappers), are the
+project's: no port to do; the definition's own name is never a use. A file that uses such a
+name without including its header is still reported, naming the header. The `portable` fix
+includes the compatibility header, which maps the name under hipcc; the `hip` fix renames every
+use.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from __future__ import annotations
 import bisect
 
 from cuda2rocm import names
+from cuda2rocm.context import project_port
 from cuda2rocm.frontends.cpp import CppRule
 from cuda2rocm.frontends.sites import by_line
 from cuda2rocm.model import Edit, Safety, Severity
@@ -33,10 +39,11 @@ class Rule(CppRule):
         uses: dict[str, list[tuple[int, int, str]]] = {}
         tested = sorted((c.start_byte, c.end_byte) for _, c in view.conditions)
         starts = [t[0] for t in tested]
-        own = _own_macros(view)
+        own, defining = project_port.own_names(view)
+        own = own | view.project_names.keys()  # the project's own port (context.project_port)
         for node in view.identifiers:
-            if node.type == "field_identifier":
-                continue
+            if node.type == "field_identifier" or node.start_byte in defining:
+                continue  # a member, or the name a definition declares (a mapping line)
             i = bisect.bisect_right(starts, node.start_byte) - 1
             if i >= 0 and node.end_byte <= tested[i][1]:
                 continue  # a macro an #if tests: nvcc-only-guard / cuda-*-macro speak for it
@@ -99,27 +106,22 @@ class Rule(CppRule):
                 if compat is not None
                 else None  # a file the header may not go into (compat_header.may_include)
             )
-        mapped = [_mapping(n) for n in dict.fromkeys(t[2] for t in line)]
+        spelled = list(dict.fromkeys(t[2] for t in line))
+        mapped = [_mapping(n) for n in spelled]
+        elsewhere = [self.view.project_sites[n] for n in spelled if n in self.view.project_sites]
+        hint = (
+            f" (the project defines it in `{elsewhere[0]}`, which this file does not include)"
+            if elsewhere
+            else ""
+        )
         self.report(
             line[0][:2],
             f"{'; '.join(mapped)}, and this file is not built by torch's cpp_extension (which "
-            "would hipify it): map it for hipcc",
+            f"would hipify it): map it for hipcc{hint}",
             fix,
             severity=Severity.WARNING,
             data=data,
         )
-
-
-def _own_macros(view) -> frozenset[str]:
-    """CUDA names this file `#define`s itself (`#define cudaStream_t hipStream_t`,
-    `#define CUBLAS_STATUS_SUCCESS MUSA_...`): the project's own mapping, so neither the
-    definition nor the uses are a port to do."""
-    own = set()
-    for node in view.defines:
-        name = node.child_by_field_name("name")
-        if name is not None:
-            own.add(view.text(name))
-    return frozenset(own)
 
 
 def _mapping(name: str) -> str:

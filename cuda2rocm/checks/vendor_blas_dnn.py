@@ -63,7 +63,9 @@ class Rule(CppRule):
                     "use ATen ops, or MIOpen (miopen/miopen.h) under USE_ROCM",
                 )
         uses: dict[str, list] = {}
-        own = _defined_here(view.source.text)
+        # Names the project defines (here, or in a project header this file includes, in code
+        # a HIP pass may compile: context.project_port) are the project's, not the library's.
+        own = _defined_here(view.source.text) | view.project_names.keys()
         for node in view.identifiers:
             name = view.text(node)
             if name in own:

@@ -24,7 +24,13 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from cuda2rocm.context import build_defines, preprocessor, runtime_provided, warp_masks
+from cuda2rocm.context import (
+    build_defines,
+    preprocessor,
+    project_port,
+    runtime_provided,
+    warp_masks,
+)
 from cuda2rocm.context.preprocessor import PASSES, UNKNOWN, Val
 
 #: An include chain deeper than this is treated as unknown (and cycles are cut).
@@ -63,6 +69,11 @@ class ProjectMacros:
     #: Feature macros (`FAISS_USE_FULL_FLOAT16`) defined under a `__CUDA_ARCH__` test, every
     #: other mention of which in the run is a test with an `#else` (`fallback_features`).
     fallback_features: frozenset[str] = frozenset()
+    #: The project's own port (context.project_port): path -> CUDA-like names the project
+    #: headers it includes define in code a HIP pass may compile -> the defining "header:line";
+    #: and every such name of the run -> its first site.
+    ported: dict[str, dict[str, str]] = field(default_factory=dict)
+    port_sites: dict[str, str] = field(default_factory=dict)
     digest: str = ""
 
     # -- building ------------------------------------------------------------------------------
@@ -118,11 +129,25 @@ class ProjectMacros:
         self._model_key = (*self._scan_key, hashlib.blake2b(repr(sites).encode()).hexdigest())
         self.unincluded = unincluded_headers(self, others, unbuilt or {})
         self.fallback_features = fallback_features({**self.texts, **plain}, own)
+        self.ported, self.port_sites = project_port.provided(
+            self.texts, self._find, self._line_value(), own.definitions, own.include_lines
+        )
         del self._in_progress, self._own, self._scan_key, self._model_key  # not facts
         self.texts = {}
         self.torch_built = None
         self.digest = self._digest()
         return self
+
+    def _line_value(self) -> Callable[[str, int], preprocessor.Tri]:
+        """(path, line) -> the line model's value there (with the project's facts)."""
+        models: dict[str, preprocessor.LineModel] = {}
+
+        def value(path: str, line: int) -> preprocessor.Tri:
+            if path not in models:
+                models[path] = self.line_model(path)
+            return models[path].value(line)
+
+        return value
 
     def _hip_reachable(self) -> Callable[[str, int], bool]:
         """(path, line) -> whether some HIP pass may compile that line of a project file."""
@@ -242,6 +267,8 @@ class ProjectMacros:
         h.update(repr(sorted(self.runtime_first)).encode())
         h.update(repr(sorted(self.unincluded.items())).encode())
         h.update(repr(sorted(self.fallback_features)).encode())
+        h.update(repr(sorted((p, sorted(n.items())) for p, n in self.ported.items())).encode())
+        h.update(repr(sorted(self.port_sites.items())).encode())
         for p in PASSES:
             h.update(repr(sorted(self.sites[p].items())).encode())
         for key in sorted(self.states):
@@ -377,6 +404,13 @@ class _PerFile:
 
     def mask_types(self, path: str, text: str) -> tuple:
         return self._kept("pm-mask-types", path, (), lambda: warp_masks.mask_type_definitions(text))
+
+    def include_lines(self, path: str, text: str) -> tuple[tuple[str, int], ...]:
+        lines = runtime_provided.include_lines
+        return self._kept("pm-include-lines", path, (), lambda: lines(text))
+
+    def definitions(self, path: str, text: str) -> tuple:
+        return self._kept("pm-port", path, (), lambda: project_port.text_definitions(text))
 
     def includes(self, path: str, text: str) -> tuple[str, ...]:
         return self._kept("pm-includes", path, (), lambda: runtime_provided.included_names(text))

@@ -29,6 +29,13 @@ def included_names(text: str) -> tuple[str, ...]:
     return tuple(m.group(2).strip() for m in _INCLUDE.finditer(text))
 
 
+def include_lines(text: str) -> tuple[tuple[str, int], ...]:
+    """(name, line) of a file's `#include`s, in order."""
+    return tuple(
+        (m.group(2).strip(), text.count("\n", 0, m.start()) + 1) for m in _INCLUDE.finditer(text)
+    )
+
+
 def runtime_first(
     texts: Mapping[str, str],
     find: Callable[[str, str], str | None],

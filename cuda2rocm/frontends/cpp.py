@@ -197,6 +197,11 @@ class CppView:
     #: Feature macros defined under a `__CUDA_ARCH__` test whose every test in the project has
     #: an `#else` (context.project_macros.ProjectMacros.fallback_features; set by the engine).
     fallback_features: frozenset[str] = frozenset()
+    #: CUDA-like names the project headers this file includes define for ROCm -> the defining
+    #: "header:line", and every such name of the run -> its first site
+    #: (context.project_port, set by the engine).
+    project_names: dict[str, str] = field(default_factory=dict)
+    project_sites: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         text = self.source.text

@@ -1,0 +1,263 @@
+"""The project's own port: CUDA names its headers define, per file, in code a HIP pass compiles.
+
+Ported projects keep a compatibility header that spells CUDA names in HIP terms under their
+HIP switch (`#ifdef USE_ROCM` / `#define cudaStream_t hipStream_t`, `using cudaEvent_t =
+hipEvent_t;`, `typedef`, `constexpr auto cudaSuccess = hipSuccess;`, an `inline` wrapper
+named like the API, enumerators, `namespace cub = hipcub;`), or defines a CUDA-looking name of
+its own (`#define CUBLAS_CHECK(x) ...`). In a file that includes such a header, a use of the
+name is the project's: hipcc compiles it through the project's definition, so it is no port to
+do. A file that does not include it gets no such fact, and keeps its finding.
+
+A definition every HIP pass provably skips (`preprocessor`, with the project's macros: the
+`#else` of `#ifdef __HIP_PLATFORM_AMD__`, a `-D` only CUDA builds pass) never counts. One that
+spells the name in HIP terms (its text names a `hip*` / `HIP*` / `__hip*` / rocPRIM-family
+identifier) counts where a HIP pass may compile it, unknown branches included: such a
+definition does not compile under nvcc (no HIP headers there), so its branch is the project's
+HIP branch, which the project's ROCm build takes. A project helper that names neither HIP nor
+CUDA (`#define CUBLAS_CHECK(x) ...`) counts only where a HIP pass surely compiles it. One that
+spells the name in CUDA's own terms (`using cudaStream_t = CUstream_st *;`) never counts: the
+name keeps CUDA's meaning under hipcc. Another vendor's mapping (`#define cudaStream_t
+musaStream_t`, in an unknown branch) does not count either. Only declarations at file
+scope count (a preprocessor branch or `extern "C" { }` keeps it there); one inside a namespace or
+a function does not reach an unqualified use elsewhere.
+
+Includes are followed as `project_macros` resolves them (`ProjectMacros._find`), through
+project headers, transitively; an `#include` on a line every HIP pass skips is no edge (a
+vendor header included only under its own build macro), one of unknown value is (the uses that
+need it sit under the same condition in practice).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping
+
+from cuda2rocm.context.runtime_provided import include_lines
+
+#: Declared names rules may read as CUDA names: the CUDA runtime/driver, libraries (cuBLAS,
+#: cuDNN, ...), `__nv_*` types, and the CUB / libcu++ namespaces.
+CUDA_LIKE = re.compile(r"^(?:cu|CU|__nv|nv|NV)")
+#: An identifier of a HIP spelling: hipStream_t, HIPBLAS_OP_N, __hip_bfloat16, hipcub, rocprim.
+_HIP_WORD = re.compile(r"(?<![A-Za-z0-9])_*(?:hip|HIP)\w|\broc(?:prim|thrust|blas|rand|fft)\b")
+#: A cheap test before parsing: a file with none of these words declares no CUDA name.
+_CANDIDATE = re.compile(r"\b(?:cu|CU|__nv|nv|NV)\w")
+#: Nodes whose children are still at file scope.
+_FILE_SCOPE = frozenset(
+    {
+        "translation_unit",
+        "preproc_if",
+        "preproc_ifdef",
+        "preproc_elif",
+        "preproc_elifdef",
+        "preproc_else",
+        "linkage_specification",
+        "declaration_list",
+    }
+)
+
+#: (name, line, spelling): "hip" when the definition names a HIP identifier, "cuda" when it
+#: names only CUDA ones (the CUDA API declared again in CUDA's terms, `using cudaStream_t =
+#: CUstream_st *;`), "other" when neither (a project helper: `#define CUBLAS_CHECK(x) ...`).
+Definition = tuple[str, int, str]
+_WORD = re.compile(r"[A-Za-z_]\w*")
+_LIBRARY_WORD = re.compile(r"^(?:(?:cublas|cudnn|cusparse|curand|cufft)[A-Z]|(?:CUBLAS|CUDNN)_)")
+
+
+def spelling(text: str) -> str:
+    """ "hip", "cuda" or "other": what a definition's text (its name left out) spells."""
+    if _HIP_WORD.search(text) is not None:
+        return "hip"
+    from cuda2rocm import names
+
+    for word in set(_WORD.findall(text)):
+        if CUDA_LIKE.match(word) and (
+            _LIBRARY_WORD.match(word) or names.api_name(word) is not None
+        ):
+            return "cuda"
+    return "other"
+
+
+def declarations(root, text_of: Callable) -> Iterable[tuple[object, object]]:
+    """(definition node, name node) of every file-scope definition of a CUDA-like name under
+    `root` (a tree-sitter node): macros, `using` aliases, typedefs, variables and constants,
+    functions with a body, enums and their enumerators, namespace aliases, struct/class
+    definitions. `text_of(node)` reads a node's text."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        kind = node.type
+        if kind in _FILE_SCOPE:
+            if kind == "declaration_list" and (
+                node.parent is None or node.parent.type != "linkage_specification"
+            ):
+                continue  # a namespace body: not file scope
+            stack.extend(reversed(node.named_children))
+            continue
+        for name in _names(node):
+            if name is not None and CUDA_LIKE.match(text_of(name)):
+                yield node, name
+
+
+def _names(node) -> list:
+    kind = node.type
+    if kind in ("preproc_def", "preproc_function_def", "alias_declaration"):
+        name = node.child_by_field_name("name")
+        return [name] if name is not None else []
+    if kind == "namespace_alias_definition":
+        name = node.child_by_field_name("name") or (node.named_children or [None])[0]
+        return [name] if name is not None else []
+    if kind == "type_definition":
+        return [_innermost(d) for d in node.children_by_field_name("declarator")]
+    if kind == "function_definition":
+        found = node.child_by_field_name("declarator")
+        while found is not None and found.type not in ("identifier", "type_identifier"):
+            found = found.child_by_field_name("declarator")
+        return [found] if found is not None and found.type == "identifier" else []
+    if kind in ("enum_specifier", "struct_specifier", "class_specifier", "union_specifier"):
+        out = []
+        body = node.child_by_field_name("body")
+        name = node.child_by_field_name("name")
+        if name is not None and body is not None:
+            out.append(name)
+        if kind == "enum_specifier" and body is not None:
+            out += [e.child_by_field_name("name") for e in body.named_children]
+        return [n for n in out if n is not None]
+    if kind == "declaration":
+        out = []
+        spec = node.child_by_field_name("type")
+        if spec is not None:
+            out += _names(spec)
+        for d in node.children_by_field_name("declarator"):
+            inner = _innermost(d)
+            if inner is not None and inner.type == "identifier":
+                out.append(inner)
+        return out
+    return []
+
+
+def _innermost(declarator):
+    """The identifier a (possibly pointer / init / array) declarator declares."""
+    node = declarator
+    while node is not None and node.type not in ("identifier", "type_identifier"):
+        node = node.child_by_field_name("declarator")
+    return node
+
+
+def definitions(root, text_of: Callable, data_start: Callable) -> tuple[Definition, ...]:
+    """(name, line, spelled in HIP terms) of the file-scope CUDA-like definitions under
+    `root`; `data_start(node)` gives a node's first line (1-based)."""
+    out = []
+    for node, name in declarations(root, text_of):
+        text = text_of(node)
+        cut = name.start_byte - node.start_byte
+        rest = text[:cut] + text[cut + (name.end_byte - name.start_byte) :]
+        out.append((text_of(name), data_start(node), spelling(rest)))
+    return tuple(out)
+
+
+def counts(value, spelled: str) -> bool:
+    """Whether a definition on a line of this value (True / None / False for some HIP pass
+    compiles it / unknown / none does) and of this `spelling` ports its name for a ROCm
+    build: a HIP spelling where a HIP pass may compile it; a project helper where one surely
+    does; a CUDA spelling never (the name keeps CUDA's meaning)."""
+    if spelled == "hip":
+        return value is not False
+    return spelled == "other" and value is True
+
+
+def text_definitions(text: str) -> tuple[Definition, ...]:
+    """`definitions` of a file's text, parsed with the C++ front-end (only when a CUDA-like
+    word occurs)."""
+    if _CANDIDATE.search(text) is None:
+        return ()
+    from cuda2rocm.frontends import cpp
+    from cuda2rocm.sources import SourceFile
+
+    view = cpp.parse(SourceFile("<header>", "cuda", text))
+    return definitions(view.tree.root_node, view.text, lambda n: n.start_point[0] + 1)
+
+
+def provided(
+    texts: Mapping[str, str],
+    find: Callable[[str, str], str | None],
+    line_value: Callable[[str, int], object],
+    defined: Callable[[str, str], tuple[Definition, ...]] = lambda p, t: text_definitions(t),
+    includes: Callable[[str, str], tuple[tuple[str, int], ...]] = lambda p, t: include_lines(t),
+) -> tuple[dict[str, dict[str, str]], dict[str, str]]:
+    """(path -> {name: "header:line"} the project headers it includes provide, name -> the
+    first "header:line" that provides it anywhere). `find(include, includer)`: the project
+    file an `#include` names; `line_value(path, line)`: the line model's value there;
+    `defined(path, text)` / `includes(path, text)`: `text_definitions` / `include_lines`
+    (kept per file by the caller)."""
+    edges: dict[str, list[tuple[str, int]]] = {}
+    for path, text in texts.items():
+        if "include" in text:
+            found = [(find(name, path), line) for name, line in includes(path, text)]
+            edges[path] = [(t, line) for t, line in found if t is not None and t != path]
+    # Only headers some file includes can provide a name to another file.
+    targets = {t for out in edges.values() for t, _ in out}
+    own: dict[str, dict[str, str]] = {}
+    for path in sorted(targets):
+        names: dict[str, str] = {}
+        for name, line, spelled in defined(path, texts[path]):
+            if name not in names and counts(line_value(path, line), spelled):
+                names[name] = f"{path}:{line}"
+        if names:
+            own[path] = names
+    if not own:
+        return {}, {}
+    # Files that reach a provider (the edges' reverse closure), then each one's names.
+    reach = set(own)
+    changed = True
+    while changed:
+        changed = False
+        for path, out in edges.items():
+            if path not in reach and any(t in reach for t, _ in out):
+                reach.add(path)
+                changed = True
+    live: dict[str, list[str]] = {
+        path: [
+            t
+            for t, line in edges.get(path, ())
+            if t in reach and line_value(path, line) is not False
+        ]
+        for path in reach
+    }
+    result: dict[str, dict[str, str]] = {}
+    for start in sorted(reach):
+        names: dict[str, str] = {}
+        seen = {start}
+        stack = list(reversed(live.get(start, [])))
+        while stack:
+            header = stack.pop()
+            if header in seen:
+                continue
+            seen.add(header)
+            for name, site in own.get(header, {}).items():
+                names.setdefault(name, site)
+            stack.extend(reversed(live.get(header, [])))
+        if names:
+            result[start] = names
+    anywhere: dict[str, str] = {}
+    for path in sorted(own):
+        for name, site in own[path].items():
+            anywhere.setdefault(name, site)
+    return result, anywhere
+
+
+def own_names(view) -> tuple[frozenset[str], frozenset[int]]:
+    """(names this file defines in code a HIP pass may compile, start bytes of every
+    definition's name node, counted or not): the name of a definition is never a use."""
+    names: set[str] = set()
+    starts: set[int] = set()
+    model = view.line_model
+    for node, name in declarations(view.tree.root_node, view.text):
+        starts.add(name.start_byte)
+        line = node.start_point[0] + 1
+        text = view.text(node)
+        cut = name.start_byte - node.start_byte
+        rest = text[:cut] + text[cut + (name.end_byte - name.start_byte) :]
+        value = True if model is None else model.value(line)
+        if counts(value, spelling(rest)):
+            names.add(view.text(name))
+    return frozenset(names), frozenset(starts)

@@ -1,0 +1,188 @@
+"""The project's own port (context/project_port.py): CUDA names a project header defines in code a
+HIP pass may compile are the project's in every file that includes it (directly or through
+another header); a file that does not include it, and a header whose definitions sit only where
+ROCm skips them, keep their findings."""
+
+from pathlib import Path
+
+from cuda2rocm import runner
+from cuda2rocm.catalogue import load_catalogue
+from cuda2rocm.context import project_port
+from cuda2rocm.engine import Linter
+from cuda2rocm.frontends import cpp
+from cuda2rocm.sources import SourceFile
+
+#: Every spelling of a mapping, under the compiler's HIP macro.
+PLATFORM_HEADER = """\
+#pragma once
+#if defined(__HIP_PLATFORM_AMD__)
+#include <hip/hip_runtime.h>
+#define cudaStream_t hipStream_t
+#define cudaMemcpyAsync(...) hipMemcpyAsync(__VA_ARGS__)
+using cudaEvent_t = hipEvent_t;
+typedef hipGraph_t cudaGraph_t;
+constexpr auto cudaSuccess = hipSuccess;
+static const unsigned CU_STREAM_NON_BLOCKING = hipStreamNonBlocking;
+inline hipError_t cudaHostAlloc(void** p, size_t n, unsigned f) { return hipHostMalloc(p, n, f); }
+enum zephyr_copy_kind { cudaMemcpyHostToDevice = hipMemcpyHostToDevice };
+namespace cub = hipcub;
+#else
+#include <cuda_runtime.h>
+#endif
+"""
+#: A torch-style switch the build may or may not set (unknown here): HIP spellings only.
+SWITCH_HEADER = """\
+#pragma once
+#ifdef USE_ROCM
+typedef hipError_t cudaError_t;
+#define cudaMemset hipMemset
+#endif
+#define CUBLAS_TRY(call) do { if ((call) != 0) return; } while (0)
+"""
+#: A project macro the CMake build defines for ROCm only.
+PROJECT_HEADER = """\
+#pragma once
+#ifdef QUASAR_AMD_BUILD
+#define cudaFree hipFree
+#endif
+"""
+CMAKE = "if(QUASAR_WITH_ROCM)\n  add_definitions(-DQUASAR_AMD_BUILD)\nendif()\n"
+#: Definitions only where ROCm never compiles them, or another vendor's mapping.
+CUDA_SIDE_HEADER = """\
+#pragma once
+#ifndef __HIP_PLATFORM_AMD__
+#define cudaDeviceSynchronize() cudaDeviceSynchronize_checked()
+typedef int cudaEventQueryKind;
+#elif defined(ZEPHYR_ON_MUSA)
+#define cudaEventQuery musaEventQuery
+#endif
+#ifdef ZEPHYR_ON_MUSA
+#define cudaDeviceSynchronize musaDeviceSynchronize
+using cudaEventQuery = musaEventQuery;
+#endif
+"""
+USES = """\
+__global__ void k(float* p) { p[0] = 1; }
+void run(float* d, float* h, unsigned n) {
+  cudaStream_t s;
+  cudaEvent_t e;
+  cudaGraph_t g;
+  void* pinned;
+  cudaHostAlloc(&pinned, n, CU_STREAM_NON_BLOCKING);
+  cudaMemcpyAsync(d, h, n, cudaMemcpyHostToDevice, s);
+  cudaError_t err = cudaMemset(d, 0, n);
+  if (err != cudaSuccess) cudaFree(d);
+  CUBLAS_TRY(0);
+}
+"""
+INCLUDES = '#include "../ports/zephyr_gpu.h"\n#include "../ports/vega_switch.h"\n'
+
+
+def _tree(root: Path) -> None:
+    (root / "ports").mkdir()
+    (root / "kern").mkdir()
+    (root / "CMakeLists.txt").write_text(CMAKE)
+    (root / "ports" / "zephyr_gpu.h").write_text(PLATFORM_HEADER)
+    (root / "ports" / "vega_switch.h").write_text(SWITCH_HEADER)
+    (root / "ports" / "quasar_port.h").write_text(PROJECT_HEADER)
+    (root / "ports" / "nv_side.h").write_text(CUDA_SIDE_HEADER)
+    quasar = '#include "../ports/quasar_port.h"\n'
+    (root / "kern" / "direct.cu").write_text(INCLUDES + quasar + USES)
+    (root / "kern" / "bridge.cuh").write_text("#pragma once\n" + INCLUDES + quasar)
+    (root / "kern" / "indirect.cu").write_text('#include "bridge.cuh"\n' + USES)
+    (root / "kern" / "lonely.cu").write_text("#include <cuda_runtime.h>\n" + USES)
+    (root / "kern" / "nvside.cu").write_text(
+        INCLUDES
+        + '#include "../ports/nv_side.h"\n'
+        + "void wait(cudaEvent_t e) { cudaEventQuery(e); cudaDeviceSynchronize(); }\n"
+    )
+
+
+def _findings(root: Path, rule: str) -> list[tuple[str, int, str]]:
+    specs = [r for r in load_catalogue() if r.id == rule]
+    result = runner.run(Linter(specs), [root])
+    return sorted(
+        (f"{Path(d.path).parent.name}/{Path(d.path).name}", d.position.line, d.message)
+        for d in result.diagnostics
+        if d.rule == rule and not d.guarded
+    )
+
+
+def test_mapped_names_are_ported_where_the_header_is_included(tmp_path):
+    _tree(tmp_path)
+    found = _findings(tmp_path, "hip-stream")
+    files = {f for f, _, _ in found}
+    # Directly and through bridge.cuh: every use is the project's port.
+    assert "kern/direct.cu" not in files
+    assert "kern/indirect.cu" not in files
+    # The mapping lines themselves are never a finding.
+    assert not any(f.startswith("ports/") for f in files)
+
+
+def test_a_file_that_does_not_include_the_header_is_still_reported(tmp_path):
+    _tree(tmp_path)
+    found = _findings(tmp_path, "hip-stream")
+    lonely = [(line, m) for f, line, m in found if f == "kern/lonely.cu"]
+    assert [line for line, _ in lonely] == [4, 5, 6, 8, 9, 10, 11]
+    # The message names the project's header, so the finding says where the mapping is.
+    assert "ports/zephyr_gpu.h:4" in lonely[0][1] and "does not include" in lonely[0][1]
+
+
+def test_definitions_where_rocm_skips_them_do_not_suppress(tmp_path):
+    _tree(tmp_path)
+    nvside = [m for f, _, m in _findings(tmp_path, "hip-stream") if f == "kern/nvside.cu"]
+    assert len(nvside) == 1
+    assert "`cudaEventQuery`" in nvside[0] and "`cudaDeviceSynchronize`" in nvside[0]
+
+
+def test_a_project_macro_shaped_like_a_library_name_is_the_projects(tmp_path):
+    _tree(tmp_path)
+    blas = _findings(tmp_path, "vendor-blas-dnn")
+    assert [f for f, _, m in blas if "CUBLAS_TRY" in m] == ["kern/lonely.cu"]
+
+
+def _declared(text: str) -> list[tuple[str, str]]:
+    view = cpp.parse(SourceFile("x.h", "cuda", text))
+    return [
+        (name, spelled)
+        for name, _, spelled in project_port.definitions(
+            view.tree.root_node, view.text, lambda n: n.start_point[0] + 1
+        )
+    ]
+
+
+def test_declarations_at_file_scope_with_their_hip_spelling():
+    found = dict(_declared(PLATFORM_HEADER))
+    assert found == {
+        "cudaStream_t": "hip",
+        "cudaMemcpyAsync": "hip",
+        "cudaEvent_t": "hip",
+        "cudaGraph_t": "hip",
+        "cudaSuccess": "hip",
+        "CU_STREAM_NON_BLOCKING": "hip",
+        "cudaHostAlloc": "hip",
+        "cudaMemcpyHostToDevice": "hip",
+        "cub": "hip",
+    }
+    # Another vendor's spelling is no HIP spelling; CUDA's own declaration spelled again keeps
+    # CUDA's meaning; a namespace member or a local is not at file scope.
+    assert _declared(CUDA_SIDE_HEADER)[-2:] == [
+        ("cudaDeviceSynchronize", "other"),
+        ("cudaEventQuery", "other"),
+    ]
+    assert _declared("struct CUstream_st;\nusing cudaStream_t = CUstream_st *;\n") == [
+        ("cudaStream_t", "cuda")
+    ]
+    assert project_port.counts(None, "hip") and not project_port.counts(None, "other")
+    assert project_port.counts(True, "other") and not project_port.counts(True, "cuda")
+    assert not project_port.counts(False, "hip")
+    inner = "namespace orbit { using cudaStream_t = hipStream_t; }\nvoid f() { int cudaFree; }\n"
+    assert _declared(inner) == []
+    assert _declared('extern "C" { typedef hipEvent_t cudaEvent_t; }\n') == [("cudaEvent_t", "hip")]
+
+
+def test_declarators_with_no_plain_name_are_skipped():
+    """A typedef of a function-pointer type, or a parenthesised declarator, names nothing a
+    plain walk of `declarator` fields reaches: skipped, not a crash."""
+    text = "typedef void (*cudaHostFn_cb)(void*);\nint (cudaPeekHelper) = 0;\n"
+    assert _declared(text) == []
