@@ -389,6 +389,7 @@ class Linter:
                 view.wavefront_constants = frozenset(self.project_macros.wavefronts)
                 view.mask_free_macros = frozenset(self.project_macros.mask_free_macros)
                 view.wide_mask_types = frozenset(self.project_macros.wide_mask_types)
+                view.provided_device_functions = frozenset(self.project_macros.device_functions)
                 view.runtime_first = (
                     os.path.normpath(source.path).replace(os.sep, "/")
                     in self.project_macros.runtime_first
