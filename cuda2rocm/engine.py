@@ -393,6 +393,7 @@ class Linter:
                 view.runtime_first = here in self.project_macros.runtime_first
                 view.project_names = self.project_macros.ported.get(here, {})
                 view.project_sites = self.project_macros.port_sites
+                view.provided_device_functions = frozenset(self.project_macros.device_functions)
                 view.fallback_features = frozenset(self.project_macros.fallback_features)
             # A string that defines a kernel goes to the GPU compiler (hipcc or hiprtc on
             # ROCm), whatever file holds it: its passes are those of a .cu file.

@@ -26,6 +26,7 @@ from pathlib import Path, PurePosixPath
 
 from cuda2rocm.context import (
     build_defines,
+    device_functions,
     preprocessor,
     project_port,
     runtime_provided,
@@ -61,6 +62,9 @@ class ProjectMacros:
     #: mask types that are 64-bit there: name -> the first such site.
     mask_free_macros: dict[str, str] = field(default_factory=dict)
     wide_mask_types: dict[str, str] = field(default_factory=dict)
+    #: CUDA device intrinsics HIP lacks that the project defines for HIP builds
+    #: (`device_functions.provided`): name -> the first such site.
+    device_functions: dict[str, str] = field(default_factory=dict)
     #: Headers every include site of which comes after the HIP runtime header
     #: (context.runtime_provided).
     runtime_first: frozenset[str] = frozenset()
@@ -124,6 +128,9 @@ class ProjectMacros:
         self.wavefronts = wavefront_constants(self, plain, reachable, own.warp_definitions)
         self.mask_free_macros = warp_masks.mask_free_macros(self.texts, reachable, own.mask_macros)
         self.wide_mask_types = warp_masks.wide_mask_types(self.texts, reachable, own.mask_types)
+        self.device_functions = device_functions.provided(
+            self.texts, reachable, own.device_definitions
+        )
         self.runtime_first = runtime_provided.runtime_first(self.texts, self._find, own.includes)
         sites = [sorted(self.sites[p].items()) for p in PASSES]
         self._model_key = (*self._scan_key, hashlib.blake2b(repr(sites).encode()).hexdigest())
@@ -264,6 +271,7 @@ class ProjectMacros:
         h.update(repr(sorted(self.wavefronts.items())).encode())
         h.update(repr(sorted(self.mask_free_macros.items())).encode())
         h.update(repr(sorted(self.wide_mask_types.items())).encode())
+        h.update(repr(sorted(self.device_functions.items())).encode())
         h.update(repr(sorted(self.runtime_first)).encode())
         h.update(repr(sorted(self.unincluded.items())).encode())
         h.update(repr(sorted(self.fallback_features)).encode())
@@ -401,6 +409,9 @@ class _PerFile:
         return self._kept(
             "pm-mask-macros", path, (), lambda: warp_masks.mask_macro_definitions(text)
         )
+
+    def device_definitions(self, path: str, text: str) -> tuple:
+        return self._kept("pm-device-fns", path, (), lambda: device_functions.definitions(text))
 
     def mask_types(self, path: str, text: str) -> tuple:
         return self._kept("pm-mask-types", path, (), lambda: warp_masks.mask_type_definitions(text))

@@ -191,6 +191,9 @@ class CppView:
     #: argument on ROCm, and mask types that are 64-bit there.
     mask_free_macros: frozenset[str] = frozenset()
     wide_mask_types: frozenset[str] = frozenset()
+    #: CUDA device intrinsics HIP lacks that the project defines for HIP builds
+    #: (context.device_functions, set by the engine).
+    provided_device_functions: frozenset[str] = frozenset()
     #: Every file of the run that includes this header has included the HIP runtime first
     #: (context.runtime_provided, set by the engine).
     runtime_first: bool = False
