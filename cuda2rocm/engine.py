@@ -391,6 +391,7 @@ class Linter:
                 view.wide_mask_types = frozenset(self.project_macros.wide_mask_types)
                 here = os.path.normpath(source.path).replace(os.sep, "/")
                 view.runtime_first = here in self.project_macros.runtime_first
+                view.runtime_included = here in self.project_macros.runtime_included
                 view.project_names = self.project_macros.ported.get(here, {})
                 view.project_sites = self.project_macros.port_sites
                 view.provided_device_functions = frozenset(self.project_macros.device_functions)

@@ -1,5 +1,6 @@
 """A header compiled only after its includers brought in the HIP runtime sees it
-(context/runtime_provided.py); one included first, or by nobody, keeps its finding."""
+(context/runtime_provided.py), as does a file whose own project includes bring it in; one
+included first, or by nobody, keeps its finding."""
 
 from pathlib import Path
 
@@ -50,3 +51,36 @@ def test_fixpoint_through_headers_and_unknown_without_includers():
         return include if include in texts else None
 
     assert runtime_first(texts, find) == {"inner.cuh", "outer.cuh"}
+
+
+KERNEL = "__global__ void scale(float* v) { v[threadIdx.x] *= 2; }\n"
+VENDOR_SWITCH = (
+    "#pragma once\n#if defined(__HIP_PLATFORM_AMD__)\n#include <hip/hip_runtime.h>\n"
+    "#else\n#include <cuda_runtime.h>\n#endif\n"
+)
+
+
+def test_a_file_whose_own_project_includes_bring_the_runtime_compiles_as_is(tmp_path):
+    """kernel.cu -> "lib/api.hpp" -> "platform.hpp" -> <hip/hip_runtime.h> under HIP."""
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "platform.hpp").write_text(VENDOR_SWITCH)
+    (tmp_path / "lib" / "api.hpp").write_text('#pragma once\n#include "platform.hpp"\n')
+    (tmp_path / "kernel.cu").write_text('#include "lib/api.hpp"\n' + KERNEL)
+    assert _runtime_findings(tmp_path) == []
+
+
+def test_a_chain_that_brings_the_runtime_only_to_cuda_keeps_the_finding(tmp_path):
+    """`<cuda_runtime.h>` under `#ifndef __HIP_PLATFORM_AMD__`: nothing reaches hipcc."""
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "platform.hpp").write_text(
+        "#pragma once\n#ifndef __HIP_PLATFORM_AMD__\n#include <cuda_runtime.h>\n#endif\n"
+    )
+    (tmp_path / "lib" / "api.hpp").write_text('#pragma once\n#include "platform.hpp"\n')
+    (tmp_path / "kernel.cu").write_text('#include "lib/api.hpp"\n' + KERNEL)
+    assert _runtime_findings(tmp_path) == ["kernel.cu"]
+
+
+def test_a_file_including_only_unrelated_project_headers_keeps_the_finding(tmp_path):
+    (tmp_path / "shapes.hpp").write_text("#pragma once\nstruct Box { int w, h; };\n")
+    (tmp_path / "kernel.cu").write_text('#include "shapes.hpp"\n' + KERNEL)
+    assert _runtime_findings(tmp_path) == ["kernel.cu"]

@@ -373,7 +373,7 @@ class Rule(CppRule):
 
     def _implicit_runtime(self) -> None:
         view = self.view
-        if any(
+        if view.runtime_included or any(
             names.compat_covers(inc.name) or inc.name in _HIP_RUNTIME or self._is_compat(inc)
             for inc in view.includes
         ):

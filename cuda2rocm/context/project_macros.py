@@ -68,6 +68,8 @@ class ProjectMacros:
     #: Headers every include site of which comes after the HIP runtime header
     #: (context.runtime_provided).
     runtime_first: frozenset[str] = frozenset()
+    #: Files whose own project includes bring the HIP runtime in (context.runtime_provided).
+    runtime_included: frozenset[str] = frozenset()
     #: Headers no ROCm compile includes (`unincluded_headers`): path -> why.
     unincluded: dict[str, str] = field(default_factory=dict)
     #: Feature macros (`FAISS_USE_FULL_FLOAT16`) defined under a `__CUDA_ARCH__` test, every
@@ -132,6 +134,9 @@ class ProjectMacros:
             self.texts, reachable, own.device_definitions
         )
         self.runtime_first = runtime_provided.runtime_first(self.texts, self._find, own.includes)
+        self.runtime_included = runtime_provided.runtime_included(
+            self.texts, self._find, own.include_lines, self._line_value()
+        )
         sites = [sorted(self.sites[p].items()) for p in PASSES]
         self._model_key = (*self._scan_key, hashlib.blake2b(repr(sites).encode()).hexdigest())
         self.unincluded = unincluded_headers(self, others, unbuilt or {})
@@ -273,6 +278,7 @@ class ProjectMacros:
         h.update(repr(sorted(self.wide_mask_types.items())).encode())
         h.update(repr(sorted(self.device_functions.items())).encode())
         h.update(repr(sorted(self.runtime_first)).encode())
+        h.update(repr(sorted(self.runtime_included)).encode())
         h.update(repr(sorted(self.unincluded.items())).encode())
         h.update(repr(sorted(self.fallback_features)).encode())
         h.update(repr(sorted((p, sorted(n.items())) for p, n in self.ported.items())).encode())

@@ -197,6 +197,9 @@ class CppView:
     #: Every file of the run that includes this header has included the HIP runtime first
     #: (context.runtime_provided, set by the engine).
     runtime_first: bool = False
+    #: This file's own project includes bring the HIP runtime in (context.runtime_provided,
+    #: set by the engine).
+    runtime_included: bool = False
     #: Feature macros defined under a `__CUDA_ARCH__` test whose every test in the project has
     #: an `#else` (context.project_macros.ProjectMacros.fallback_features; set by the engine).
     fallback_features: frozenset[str] = frozenset()
