@@ -289,6 +289,23 @@ class Linter:
                 return [*found, _internal(source.path, "the context model", exc)]
         return found
 
+    def _library_decision(self, path: str, found: list[Diagnostic]) -> list[Diagnostic]:
+        """In code that needs CUTLASS / CuTe (context.library_users) one finding stays: the
+        library include where the decision is reported; the rest follow it, guarded."""
+        pm = self.project_macros
+        here = os.path.normpath(path).replace(os.sep, "/")
+        if pm is None or here not in pm.library_users or "hip-include" not in self._checks:
+            return found  # (without hip-include selected nothing would report the decision)
+        why, kept = pm.library_users[here], pm.library_kept.get(here)
+        return [
+            d
+            if d.guarded
+            or d.rule in NEVER_GUARDED
+            or (d.rule == "hip-include" and d.position.line == kept)
+            else dataclasses.replace(d, guarded=why)
+            for d in found
+        ]
+
     def _unincluded(self, path: str) -> str:
         """Why no ROCm compile includes this header (context.project_macros), or ""."""
         if self.project_macros is None or not self.project_macros.unincluded:
@@ -427,6 +444,7 @@ class Linter:
                 else dataclasses.replace(d, guarded=unincluded)
                 for d in found
             ]
+        found = self._library_decision(source.path, found)
         found += [_internal(source.path, f"rule {spec.id}", exc) for spec, exc in failed]
         if view.first_error is not None:
             start, end = view.span(view.first_error)

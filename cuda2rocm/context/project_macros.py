@@ -27,6 +27,7 @@ from pathlib import Path, PurePosixPath
 from cuda2rocm.context import (
     build_defines,
     device_functions,
+    library_users,
     preprocessor,
     project_port,
     runtime_provided,
@@ -70,6 +71,10 @@ class ProjectMacros:
     runtime_first: frozenset[str] = frozenset()
     #: Files whose own project includes bring the HIP runtime in (context.runtime_provided).
     runtime_included: frozenset[str] = frozenset()
+    #: Files that need CUTLASS / CuTe (`library_users`): path -> why their findings follow one
+    #: decision; and the files (-> line) whose library include stays reported.
+    library_users: dict[str, str] = field(default_factory=dict)
+    library_kept: dict[str, int] = field(default_factory=dict)
     #: Headers no ROCm compile includes (`unincluded_headers`): path -> why.
     unincluded: dict[str, str] = field(default_factory=dict)
     #: Feature macros (`FAISS_USE_FULL_FLOAT16`) defined under a `__CUDA_ARCH__` test, every
@@ -141,6 +146,9 @@ class ProjectMacros:
         self._model_key = (*self._scan_key, hashlib.blake2b(repr(sites).encode()).hexdigest())
         self.unincluded = unincluded_headers(self, others, unbuilt or {})
         self.fallback_features = fallback_features({**self.texts, **plain}, own)
+        self.library_users, self.library_kept = library_users.users(
+            self.texts, self._find, own.include_lines, self._line_value()
+        )
         self.ported, self.port_sites = project_port.provided(
             self.texts, self._find, self._line_value(), own.definitions, own.include_lines
         )
@@ -279,6 +287,8 @@ class ProjectMacros:
         h.update(repr(sorted(self.device_functions.items())).encode())
         h.update(repr(sorted(self.runtime_first)).encode())
         h.update(repr(sorted(self.runtime_included)).encode())
+        h.update(repr(sorted(self.library_users.items())).encode())
+        h.update(repr(sorted(self.library_kept.items())).encode())
         h.update(repr(sorted(self.unincluded.items())).encode())
         h.update(repr(sorted(self.fallback_features)).encode())
         h.update(repr(sorted((p, sorted(n.items())) for p, n in self.ported.items())).encode())
