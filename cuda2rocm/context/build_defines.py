@@ -68,6 +68,16 @@ class BuildDefines:
         self.unknown -= set(self.rocm)
         return self
 
+    def with_cuda_only(self, inferred: Mapping[str, str]) -> BuildDefines:
+        """A copy where `inferred` names (macro -> why, `vendor_switches`) are CUDA-only,
+        unless the build defines them for ROCm: the branches a name guards say more than a
+        build condition of unknown value."""
+        cuda_only = dict(self.cuda_only)
+        for name, why in inferred.items():
+            if name not in self.rocm:
+                cuda_only.setdefault(name, why)
+        return BuildDefines(dict(self.rocm), cuda_only, self.unknown - set(inferred))
+
     def facts(self) -> tuple:
         return (
             sorted((n, v.lo, v.hi) for n, v in self.rocm.items()),

@@ -31,6 +31,7 @@ from cuda2rocm.context import (
     preprocessor,
     project_port,
     runtime_provided,
+    vendor_switches,
     warp_masks,
 )
 from cuda2rocm.context.preprocessor import PASSES, UNKNOWN, Val
@@ -106,10 +107,11 @@ class ProjectMacros:
         with `hashes` (path -> content hash of its text): what each file holds on its own
         (warp-size definitions, feature macros) is kept per file, so one changed file is the
         only one searched again."""
+        kept = {_norm(p): t for p, t in texts.items() if "#" in t}
         self = cls(
-            texts={_norm(p): t for p, t in texts.items() if "#" in t},
+            texts=kept,
             torch_built=torch_built,
-            defines=defines,
+            defines=defines.with_cuda_only(vendor_switches.infer(kept)),
         )
         own = self._own = _PerFile(memo, {_norm(p): h for p, h in (hashes or {}).items()})
         self._scan_key = (self._defines_key(),)
