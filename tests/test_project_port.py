@@ -186,3 +186,103 @@ def test_declarators_with_no_plain_name_are_skipped():
     plain walk of `declarator` fields reaches: skipped, not a crash."""
     text = "typedef void (*cudaHostFn_cb)(void*);\nint (cudaPeekHelper) = 0;\n"
     assert _declared(text) == []
+
+
+# -- a file's own definitions ------------------------------------------------------------------
+#: A stub that names neither vendor's runtime: every definition, and each use below it.
+STUB = """\
+#pragma once
+typedef int cudaError_t;
+enum { cudaSuccess = 0, cudaErrorNoDevice = 100 };
+inline cudaError_t cudaGetDeviceCount(int* n) { *n = 0; return cudaErrorNoDevice; }
+"""
+#: Another vendor's mapping under its own build macro (unknown here), used inside and outside.
+ACME = """\
+#ifndef ORBIT_ACME_H
+#define ORBIT_ACME_H
+#if defined(ORBIT_USE_ACME)
+#define cudaMalloc acmeMalloc
+enum { cudaErrorNotReady = 600 };
+inline int inside() { void* p; cudaMalloc(&p, 4); return cudaErrorNotReady; }
+#ifdef ORBIT_DEBUG
+inline int nested() { return cudaErrorNotReady; }
+#endif
+#else
+inline int other_branch() { return cudaErrorNotReady; }
+#endif
+inline int outside() { void* p; cudaMalloc(&p, 4); return 0; }
+#ifdef ORBIT_USE_ACME
+inline int again() { return cudaErrorNotReady; }
+#endif
+#define ORBIT_USE_ACME 1
+#ifdef ORBIT_USE_ACME
+inline int redefined() { return cudaErrorNotReady; }
+#endif
+#endif
+"""
+#: A use above the definition, and one after an `#undef`; a macro body is read where it expands.
+ORDER = """\
+#pragma once
+inline int early() { return cudaErrorInvalidValue; }
+enum { cudaErrorInvalidValue = 1 };
+inline int late() { return cudaErrorInvalidValue; }
+#define cudaMemset acmeMemset
+inline int mapped(void* p) { return cudaMemset(p, 0, 4); }
+#undef cudaMemset
+inline int undone(void* p) { return cudaMemset(p, 0, 4); }
+#define ORBIT_NOT_READY cudaErrorNotReady
+#define cudaErrorNotReady 600
+"""
+
+
+def _own_tree(root: Path) -> None:
+    (root / "stub.h").write_text(STUB)
+    (root / "acme.h").write_text(ACME)
+    (root / "order.h").write_text(ORDER)
+    (root / "user.cc").write_text(
+        '#include "stub.h"\nint n() { int c; return cudaGetDeviceCount(&c) == 0 ? c : 0; }\n'
+    )
+
+
+def test_a_files_own_definitions_and_the_uses_below_them_are_not_findings(tmp_path):
+    _own_tree(tmp_path)
+    found = _findings(tmp_path, "hip-stream")
+    assert not [f for f, _, _ in found if f.endswith("/stub.h")]
+    acme = sorted(line for f, line, _ in found if f.endswith("/acme.h"))
+    # The other branch, the use outside the branch, and one after the macro is redefined.
+    assert acme == [11, 13, 19]
+
+
+def test_uses_above_a_definition_or_after_an_undef_are_reported(tmp_path):
+    _own_tree(tmp_path)
+    found = _findings(tmp_path, "hip-stream")
+    assert sorted(line for f, line, _ in found if f.endswith("/order.h")) == [2, 8]
+
+
+def test_another_files_use_keeps_the_cross_file_rule(tmp_path):
+    """A stub's function body names CUDA errors: spelled in CUDA terms, it ports nothing for
+    an includer (project_port.counts)."""
+    _own_tree(tmp_path)
+    found = _findings(tmp_path, "hip-stream")
+    assert [line for f, line, _ in found if f.endswith("/user.cc")] == [2]
+
+
+def test_vendor_blas_dnn_skips_definitions_and_the_uses_below():
+    text = (
+        "#pragma once\ntypedef int cudnnStatus_t;\nenum { CUDNN_STATUS_SUCCESS = 0 };\n"
+        "inline cudnnStatus_t cudnnCreate(void** h) { return CUDNN_STATUS_SUCCESS; }\n"
+        "#ifdef ORBIT_FAKE_DNN\ntypedef int cudnnHandle_t;\n#endif\ncudnnHandle_t make();\n"
+    )
+    specs = [r for r in load_catalogue() if r.id == "vendor-blas-dnn"]
+    found = Linter(specs).lint_source(SourceFile("dnn_stub.h", "cuda", text))
+    assert [(d.position.line, d.data["cuda_name"]) for d in found] == [(8, "cudnnHandle_t")]
+
+
+def test_branches_say_which_line_compiles_whenever_another_does():
+    from cuda2rocm.context import preprocessor
+
+    b = preprocessor.branches(ACME)
+    assert b.encloses(4, 6) and b.encloses(4, 8) and b.encloses(4, 15)
+    assert not b.encloses(4, 11) and not b.encloses(4, 13) and not b.encloses(4, 19)
+    assert b.encloses(2, 13)  # the include guard holds every line
+    assert preprocessor.branches(ORDER).undefined_between("cudaMemset", 5, 8)

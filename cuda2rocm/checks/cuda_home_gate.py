@@ -14,7 +14,13 @@ Why the fix is safe, and when it is offered at all:
 - No fix for a gate inside a function (`raise_if_cuda_home_none(...)`): its callers, which this
   rule cannot see, go on as if a CUDA toolkit were present.
 
-Not reported: a None check that only protects uses of CUDA_HOME as a value
+Not reported: a test in a decision that takes ROCm down another branch (`if CUDA_HOME is not
+None: ... elif ROCM_HOME is not None: ...`, `if not CUDA_HOME: if IS_HIP_EXTENSION: ...`, a
+conditional expression whose other side tests `torch.version.hip`, a flag bound to such a test
+or named for ROCm): a CUDA_HOME test is a ROCm gate only when no branch of its decision accepts
+ROCm (`_rocm_arm`). A separate `if` further on is another decision.
+
+Also not reported: a None check that only protects uses of CUDA_HOME as a value
 (`if CUDA_HOME and os.path.isdir(os.path.join(CUDA_HOME, "targets")): include_dirs.append(...)`,
 collect_env's `if CUDA_HOME is not None: nvcc = os.path.join(CUDA_HOME, "bin", "nvcc")`): on
 ROCm it is False, only CUDA paths are skipped, nothing breaks. Such a check is one whose body
@@ -29,10 +35,19 @@ from __future__ import annotations
 import libcst as cst
 
 from cuda2rocm.frontends.python import NameAware
-from cuda2rocm.frontends.python_build import import_edit, under_vendor_branch, under_vendor_test
+from cuda2rocm.frontends.python_build import (
+    import_edit,
+    names_vendor,
+    under_vendor_branch,
+    under_vendor_test,
+)
 from cuda2rocm.model import Severity
 
 QUALIFIED = "torch.utils.cpp_extension.CUDA_HOME"
+ROCM, CUDA = "rocm", "cuda"
+#: Set (truthy, not None) on one vendor's build of torch only.
+_ROCM_SET = ("ROCM_HOME", "HIP_HOME", "IS_HIP_EXTENSION", "torch.version.hip")
+_CUDA_SET = ("CUDA_HOME", "torch.version.cuda")
 ROCM_AWARE = ("ROCM_HOME", "IS_HIP_EXTENSION", "torch.version.hip")
 #: Names whose presence in a gated body means the gate decides what is built.
 _DECIDES = frozenset(
@@ -63,11 +78,13 @@ class Rule(NameAware):
         self._module: cst.Module | None = None
         self._bound: dict[str, list[str]] = {}
         self._calls: dict[str, list[cst.Call]] = {}
+        self._values: dict[str, list[cst.BaseExpression]] = {}
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
             if isinstance(target.target, cst.Name):
                 self._bound.setdefault(target.target.value, []).append(self.text(node.value))
+                self._values.setdefault(target.target.value, []).append(node.value)
 
     def _rocm_test(self, node: cst.CSTNode) -> bool:
         """`node` tests ROCm: it names ROCM_HOME/IS_HIP_EXTENSION/torch.version.hip, or is a
@@ -91,6 +108,102 @@ class Rule(NameAware):
                     return True
             child = parent
         return False
+
+    # -- decisions that accept ROCm in another branch ----------------------------------------
+    def _rocm_arm(self, where: cst.CSTNode) -> bool:
+        """The decision the gate is part of accepts ROCm elsewhere, so the gate is no ROCm
+        gate: on ROCm (CUDA_HOME None, torch/utils/cpp_extension.py) the test sends the build
+        down another branch than on CUDA, and that branch holds a ROCm-specific arm (`elif
+        ROCM_HOME is not None:`, `else: if IS_HIP_EXTENSION:`, `x if CUDA_HOME else (y if
+        torch.version.hip else z)`), or both vendors take the same branch."""
+        found = self._test_of(where)
+        if found is None:
+            return False
+        statement, _ = found
+        rocm, cuda = self._on(statement.test, ROCM), self._on(statement.test, CUDA)
+        if rocm is None:
+            return False
+        if rocm == cuda:
+            return True
+        taken = statement.body if rocm else statement.orelse
+        return taken is not None and self._accepts(taken)
+
+    def _test_of(self, where: cst.CSTNode) -> tuple[cst.CSTNode, cst.CSTNode] | None:
+        """The `if` / conditional expression whose test holds `where` (through `and`, `or`,
+        `not`, parentheses), with that test."""
+        node = where
+        for parent in self.ancestors(where):
+            if isinstance(parent, (cst.If, cst.IfExp)) and parent.test is node:
+                return parent, node
+            if not isinstance(parent, (cst.BooleanOperation, cst.UnaryOperation)):
+                return None
+            node = parent
+        return None
+
+    def _accepts(self, branch: cst.CSTNode) -> bool:
+        """`branch` (an `elif`, an `else` block, an `if` body, the other side of a
+        conditional expression) decides on ROCm: one of its arms is taken on ROCm and not
+        on CUDA, at its top level or down an `elif` chain."""
+        while isinstance(branch, (cst.If, cst.IfExp)):
+            if self._on(branch.test, ROCM) is True and self._on(branch.test, CUDA) is False:
+                return True
+            branch = branch.orelse
+        if isinstance(branch, cst.Else):
+            branch = branch.body
+        if isinstance(branch, cst.BaseSuite):
+            body = branch.body if isinstance(branch, cst.IndentedBlock) else []
+            return any(isinstance(s, cst.If) and self._accepts(s) for s in body)
+        return False
+
+    def _on(self, node: cst.CSTNode, vendor: str, seen: frozenset[str] = frozenset()):
+        """The truth of a test on a `vendor` build of torch (True / False / None unknown):
+        CUDA_HOME and torch.version.cuda are None on ROCm, ROCM_HOME, HIP_HOME,
+        IS_HIP_EXTENSION and torch.version.hip on CUDA (torch/utils/cpp_extension.py lines
+        352-359); names bound once to such a test; a flag or zero-argument helper named
+        for ROCm (`use_rocm`, `is_hip()`), as the build files' context reads it."""
+        if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
+            inner = self._on(node.expression, vendor, seen)
+            return None if inner is None else not inner
+        if isinstance(node, cst.BooleanOperation):
+            left = self._on(node.left, vendor, seen)
+            right = self._on(node.right, vendor, seen)
+            if isinstance(node.operator, cst.And):
+                return (
+                    False if False in (left, right) else (True if left is right is True else None)
+                )
+            return True if True in (left, right) else (False if left is right is False else None)
+        if isinstance(node, cst.Comparison) and len(node.comparisons) == 1:
+            target = node.comparisons[0]
+            if not (isinstance(target.comparator, cst.Name) and target.comparator.value == "None"):
+                return None
+            present = self._on(node.left, vendor, seen)
+            if present is None or isinstance(target.operator, (cst.IsNot, cst.NotEqual)):
+                return present
+            return not present if isinstance(target.operator, (cst.Is, cst.Equal)) else None
+        if isinstance(node, cst.Call) and not node.args:
+            return self._named(node.func, vendor)
+        if isinstance(node, cst.Call) and self.text(node.func) == "bool" and len(node.args) == 1:
+            return self._on(node.args[0].value, vendor, seen)
+        if not isinstance(node, (cst.Name, cst.Attribute)):
+            return None
+        for name in self.qualified_names(node):
+            if name.endswith(_ROCM_SET):
+                return vendor == ROCM
+            if name.endswith(_CUDA_SET):
+                return vendor == CUDA
+        if isinstance(node, cst.Name) and node.value not in seen:
+            values = [
+                self._on(v, vendor, seen | {node.value}) for v in self._values.get(node.value, [])
+            ]
+            if values and all(v is values[0] for v in values) and values[0] is not None:
+                return values[0]
+        return self._named(node, vendor)
+
+    def _named(self, node: cst.CSTNode, vendor: str):
+        """A name that says it is the ROCm build (`use_rocm`, `IS_HIP`, `build_for_rocm()`)."""
+        if isinstance(node, (cst.Name, cst.Attribute)) and names_vendor(self.text(node)):
+            return vendor == ROCM
+        return None
 
     def visit_Module(self, node: cst.Module) -> None:
         self._module = node
@@ -259,6 +372,8 @@ class Rule(NameAware):
             if kind != "is-none" and self._only_protects(where):
                 continue
             if kind != "is-none" and self._or_rocm(where):
+                continue
+            if self._rocm_arm(where):
                 continue
             self._gate(where, use, kind, used)
         self._raising_helper_calls()

@@ -39,21 +39,29 @@ class Rule(CppRule):
         uses: dict[str, list[tuple[int, int, str]]] = {}
         tested = sorted((c.start_byte, c.end_byte) for _, c in view.conditions)
         starts = [t[0] for t in tested]
-        own, defining = project_port.own_names(view)
-        own = own | view.project_names.keys()  # the project's own port (context.project_port)
+        own = project_port.own_names(view)  # the file's own definitions (context.project_port)
+        ported = view.project_names.keys()  # and its project headers' port
         for node in view.identifiers:
-            if node.type == "field_identifier" or node.start_byte in defining:
+            if node.type == "field_identifier" or node.start_byte in own.defining:
                 continue  # a member, or the name a definition declares (a mapping line)
             i = bisect.bisect_right(starts, node.start_byte) - 1
             if i >= 0 and node.end_byte <= tested[i][1]:
                 continue  # a macro an #if tests: nvcc-only-guard / cuda-*-macro speak for it
             name = view.text(node)
-            if name in own or names.api_name(name) is None:
+            if name in ported or names.api_name(name) is None:
                 continue
-            uses.setdefault(name, []).append((*view.span(node), name))
+            span = view.span(node)
+            if not own.covers(name, span[0]):
+                uses.setdefault(name, []).append((*span, name))
         for token in view.macro_tokens:
-            if token.name not in own and names.api_name(token.name) is not None:
-                uses.setdefault(token.name, []).append((token.start, token.end, token.name))
+            name = token.name
+            if (
+                name in ported
+                or names.api_name(name) is None
+                or own.covers(name, token.start, True)
+            ):
+                continue
+            uses.setdefault(name, []).append((token.start, token.end, name))
         has_compat = view.includes_header(self.ctx.compat_header)
         missing: list[tuple[int, int, str]] = []
         port: list[tuple[int, int, str]] = []

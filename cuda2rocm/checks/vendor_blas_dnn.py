@@ -22,6 +22,7 @@ from pathlib import Path
 import libcst as cst
 
 from cuda2rocm import names
+from cuda2rocm.context import project_port
 from cuda2rocm.frontends import python as _py
 from cuda2rocm.frontends.cpp import CppRule, live_first
 from cuda2rocm.frontends.python_build import under_vendor_test
@@ -66,9 +67,12 @@ class Rule(CppRule):
         # Names the project defines (here, or in a project header this file includes, in code
         # a HIP pass may compile: context.project_port) are the project's, not the library's.
         own = _defined_here(view.source.text) | view.project_names.keys()
+        defined = project_port.own_names(view)  # a definition's name, and uses through it
         for node in view.identifiers:
             name = view.text(node)
-            if name in own:
+            if name in own or node.start_byte in defined.defining:
+                continue
+            if defined.covers(name, view.span(node)[0]):
                 continue
             if node.type in ("identifier", "type_identifier") and (
                 _LIBRARY_NAME.match(name) or LIBRARY_TYPES.match(name)

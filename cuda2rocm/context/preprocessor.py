@@ -720,3 +720,106 @@ def model(
             resolve = project.resolve
         scans.append(scan(text, lookup, path, resolve, p, rename))
     return combine(scans)
+
+
+# -- branches ----------------------------------------------------------------------------------
+#: One enclosing branch: (line of its group's `#if`, branch index, the group's conditions up to
+#: and including this branch, normalised: ("ifdef X", "elif Y", "else")).
+Branch = tuple[int, int, tuple[str, ...]]
+_WORDS = re.compile(r"[A-Za-z_]\w*")
+
+
+@dataclass(frozen=True)
+class Branches:
+    """The preprocessor branches around each line of a file, read from its directives alone
+    (no macro facts): which code compiles whenever another line compiles."""
+
+    lines: tuple[int, ...]  # first line of each stretch of one path
+    paths: tuple[tuple[Branch, ...], ...]
+    #: (line, macro) of every `#define` / `#undef`, and the lines of `#undef NAME` per name.
+    changes: tuple[tuple[int, str], ...]
+    undefs: Mapping[str, tuple[int, ...]]
+
+    def path(self, line: int) -> tuple[Branch, ...]:
+        i = bisect.bisect_right(self.lines, line) - 1
+        return self.paths[i] if i >= 0 else ()
+
+    def encloses(self, outer: int, inner: int) -> bool:
+        """Whether line `inner` compiles only where line `outer` does: each branch around
+        `outer` is around `inner` too, or is one of another group of the same conditions with
+        no `#define` / `#undef` of their macros in between."""
+        here, there = self.path(outer), self.path(inner)
+        if len(here) > len(there):
+            return False
+        for mine, theirs in zip(here, there, strict=False):
+            if mine[:2] == theirs[:2]:
+                continue
+            if mine[2] != theirs[2] or self._redefined(mine[2], outer, inner):
+                return False
+        return True
+
+    def undefined_between(self, name: str, first: int, last: int) -> bool:
+        """An `#undef name` on a line from `first` to `last`."""
+        return any(first <= line <= last for line in self.undefs.get(name, ()))
+
+    def _redefined(self, conditions: tuple[str, ...], first: int, last: int) -> bool:
+        words = {w for c in conditions for w in _WORDS.findall(c)}
+        first, last = min(first, last), max(first, last)
+        return any(first < line < last and name in words for line, name in self.changes)
+
+
+_DEFINED_CALL = re.compile(r"defined\s*\(\s*([A-Za-z_]\w*)\s*\)")
+_SPACED = re.compile(r"\s*([^\w\s])\s*")
+
+
+def _condition(word: str, rest: str) -> str:
+    """A directive's test in one spelling: `#ifdef X` and `#if defined(X)` read alike."""
+    text = " ".join(rest.replace("\\\n", " ").split())
+    if word.endswith("ndef"):
+        word, text = word[:-4], f"!defined {text}"
+    elif word.endswith("def"):
+        word, text = word[:-3], f"defined {text}"
+    text = _SPACED.sub(r"\1", _DEFINED_CALL.sub(r"defined \1", text))
+    return f"{word} {text}".strip()
+
+
+def branches(text: str) -> Branches:
+    """`Branches` of one file's text (comments blanked; an unbalanced `#endif` is ignored)."""
+    stack: list[tuple[int, int, tuple[str, ...]]] = []
+    lines, paths = [1], [()]
+    changes: list[tuple[int, str]] = []
+    undefs: dict[str, list[int]] = {}
+    blanked = blank_comments(text) if "#" in text else ""
+    line, last = 1, 0
+    for m in _DIRECTIVE.finditer(blanked):
+        line += blanked.count("\n", last, m.start())
+        last = m.start()
+        word, rest = m.group(1), m.group(2)
+        shown = _condition(word, rest)
+        if word in ("if", "ifdef", "ifndef"):
+            stack.append((line, 0, (shown,)))
+        elif word in ("elif", "elifdef", "elifndef", "else") and stack:
+            opened, index, conditions = stack[-1]
+            stack[-1] = (opened, index + 1, (*conditions, shown))
+        elif word == "endif" and stack:
+            stack.pop()
+        elif word in ("define", "undef") and (nm := _NAME.match(rest)) is not None:
+            changes.append((line, nm.group(1)))
+            if word == "undef":
+                undefs.setdefault(nm.group(1), []).append(line)
+            continue
+        else:
+            continue
+        line += rest.count("\n")
+        last = m.end()
+        if lines[-1] == line + 1:
+            paths[-1] = tuple(stack)
+        else:
+            lines.append(line + 1)
+            paths.append(tuple(stack))
+    return Branches(
+        tuple(lines),
+        tuple(paths),
+        tuple(changes),
+        {name: tuple(found) for name, found in undefs.items()},
+    )

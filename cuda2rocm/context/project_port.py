@@ -21,6 +21,13 @@ musaStream_t`, in an unknown branch) does not count either. Only declarations at
 scope count (a preprocessor branch or `extern "C" { }` keeps it there); one inside a namespace or
 a function does not reach an unqualified use elsewhere.
 
+Within one file (`own_names`), a definition's own name is never a use, whatever vendor it maps
+the name to (`#define cudaMalloc acmeMalloc`, `typedef int cudaError_t;` in a CUDA-less stub),
+and a use below a file-scope definition, under the same preprocessor conditions or below an
+unconditional one (`preprocessor.branches`), is the file's own: hipcc compiles the use through
+that definition whenever it compiles the use. The port, if any, is at the definition. The
+spelling rules above reach the other uses below a definition, and every file that includes it.
+
 Includes are followed as `project_macros` resolves them (`ProjectMacros._find`), through
 project headers, transitively; an `#include` on a line every HIP pass skips is no edge (a
 vendor header included only under its own build macro), one of unknown value is (the uses that
@@ -29,9 +36,12 @@ need it sit under the same condition in practice).
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 
+from cuda2rocm.context import preprocessor
 from cuda2rocm.context.runtime_provided import include_lines
 
 #: Declared names rules may read as CUDA names: the CUDA runtime/driver, libraries (cuBLAS,
@@ -60,6 +70,7 @@ _FILE_SCOPE = frozenset(
 #: CUstream_st *;`), "other" when neither (a project helper: `#define CUBLAS_CHECK(x) ...`).
 Definition = tuple[str, int, str]
 _WORD = re.compile(r"[A-Za-z_]\w*")
+_NEWLINE = re.compile("\n")
 _LIBRARY_WORD = re.compile(r"^(?:(?:cublas|cudnn|cusparse|curand|cufft)[A-Z]|(?:CUBLAS|CUDNN)_)")
 
 
@@ -245,11 +256,56 @@ def provided(
     return result, anywhere
 
 
-def own_names(view) -> tuple[frozenset[str], frozenset[int]]:
-    """(names this file defines in code a HIP pass may compile, start bytes of every
-    definition's name node, counted or not): the name of a definition is never a use."""
-    names: set[str] = set()
+@dataclass(frozen=True)
+class FileNames:
+    """The CUDA-like names one file defines itself (`own_names`): a use through one of them
+    is the file's own name, no port to do; the definition's own name is never a use."""
+
+    #: Start bytes of every definition's name node: that token is a definition, not a use.
+    defining: frozenset[int]
+    #: name -> (end character of the defined name, its line, counts for any later use).
+    sites: Mapping[str, tuple[tuple[int, int, bool], ...]]
+    branches: preprocessor.Branches | None
+    newlines: tuple[int, ...]
+
+    def covers(self, name: str, at: int, expanded: bool = False) -> bool:
+        """Whether the use of `name` at character `at` goes through a definition in this
+        file: one above it with no `#undef` in between (anywhere, for a use in a `#define`
+        body, which is `expanded` where the macro is used, after the file) that `counts` for
+        the whole file, or one under the same preprocessor conditions as the use (or none),
+        which hipcc compiles whenever it compiles the use, whatever vendor it maps the name
+        to."""
+        found = self.sites.get(name)
+        if not found:
+            return False
+        line = bisect.bisect_left(self.newlines, at) + 1
+        for end, where, anywhere in found:
+            if end > at and not expanded:
+                break
+            if end <= at and self._undone(name, where, line):
+                continue
+            if anywhere or self.branches is None or self.branches.encloses(where, line):
+                return True
+        return False
+
+    def _undone(self, name: str, first: int, last: int) -> bool:
+        return self.branches is not None and self.branches.undefined_between(name, first, last)
+
+
+def own_names(view) -> FileNames:
+    """The file-scope definitions of CUDA-like names in `view` (a CppView): every one reaches
+    the uses below it under the same conditions; one that `counts` on its line (a HIP
+    spelling a HIP pass may compile, a project helper one surely compiles) reaches every use
+    below it."""
+    kept = getattr(view, "_own_names", None)
+    if kept is None:
+        kept = view._own_names = _own_names(view)  # hip-stream and vendor-blas-dnn both ask
+    return kept
+
+
+def _own_names(view) -> FileNames:
     starts: set[int] = set()
+    sites: dict[str, list[tuple[int, int, bool]]] = {}
     model = view.line_model
     for node, name in declarations(view.tree.root_node, view.text):
         starts.add(name.start_byte)
@@ -258,6 +314,12 @@ def own_names(view) -> tuple[frozenset[str], frozenset[int]]:
         cut = name.start_byte - node.start_byte
         rest = text[:cut] + text[cut + (name.end_byte - name.start_byte) :]
         value = True if model is None else model.value(line)
-        if counts(value, spelling(rest)):
-            names.add(view.text(name))
-    return frozenset(names), frozenset(starts)
+        anywhere = counts(value, spelling(rest))
+        sites.setdefault(view.text(name), []).append((view.span(name)[1], line, anywhere))
+    source = view.source.text
+    return FileNames(
+        frozenset(starts),
+        {name: tuple(sorted(found)) for name, found in sites.items()},
+        preprocessor.branches(source) if sites and "#" in source else None,
+        tuple(m.start() for m in _NEWLINE.finditer(source)) if sites else (),
+    )
