@@ -261,9 +261,12 @@ def test_project_index_follows_flags_across_modules(tmp_path):
     user.write_text(code)
     index = ProjectIndex.build([(p, p.read_bytes()) for p in (env, user)])
     _check(code, Paths(code, user, index))
-    # Without the index, the imported names are unknown.
-    for line in (4, 8):
-        assert not Paths(code, user).reason(line, 5)
+    # Without the index, the imported names are unknown: `is_rocm_pytorch()` stays so, while
+    # `IS_ROCM` is read by its name as the ROCm-build flag (VENDOR_FLAG), and the reason says so.
+    alone = Paths(code, user)
+    assert not alone.reason(8, 5)
+    assert "`IS_ROCM` read as the ROCm-build flag its name says" in alone.reason(4, 5)
+    assert "read as the ROCm-build flag" not in Paths(code, user, index).reason(4, 5)
     assert index.digest != ProjectIndex({}).digest
 
 

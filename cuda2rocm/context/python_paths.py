@@ -4,8 +4,12 @@ One pass of the standard library's `ast` per file, run twice: once with what a R
 defines and once with what a CUDA build defines. Each pass walks the module in order, keeping
 what it knows of every name (a constant, "not None and true", unknown) and marking code that
 cannot run: a branch whose test is known, the rest of a block after a statement that always
-leaves it (`if IS_ROCM: return`), the untaken side of `a if t else b`, the right of a
-short-circuited `and`/`or`. A finding is *guarded* when its position is dead in the ROCm pass
+leaves it (`if IS_ROCM: return`; also a call that never returns, `LEAVING`: pytest's `skip`,
+`xfail`, `fail` and `exit` raise their outcome exceptions, `self.skipTest` raises
+`unittest.SkipTest`, `sys.exit` raises SystemExit, `os._exit` ends the process), the untaken
+side of `a if t else b`, the operands after a short-circuited `and`/`or` (also after unknown
+ones: an unknown operand may end the chain or not, a later known one ends it where it gets that
+far). A finding is *guarded* when its position is dead in the ROCm pass
 and not dead in the CUDA pass: the vendor is what takes it off the ROCm path. Code dead on both
 (after a plain `return`, or only behind an environment variable) stays reported.
 
@@ -37,12 +41,54 @@ What the passes know (torch 2.13, `torch/version.py`, `torch/utils/cpp_extension
   `if BUILD_TARGET == "cuda":`) is the project's build-target switch: a ROCm build is never one
   whose target says "cuda" (that is a CUDA build), and the reverse. Other values ("auto") and
   other comparisons stay unknown.
+- Any code: a flag spelled as a boolean "this is the ROCm build" test (`VENDOR_FLAG`: `is_hip`,
+  `IS_ROCM`, `_is_hip`, `on_rocm`, `HIP_BUILD`, `is_rocm_build`), read as a name, an attribute
+  of anything but a class's method (`runtime.is_hip`, `backend.is_hip`) or a zero-argument call
+  (`is_rocm()`), whose value the pass cannot work out (imported from outside the run, computed
+  by an unknown call) is True on ROCm and False on CUDA. The name is the project's statement of
+  what the value means; a ROCm run of the project is, by that statement, one where it is true.
+  The rule is strict because its risk is a flag that means something else: so options and
+  requests (`use_rocm`, `with_hip`: the user may ask for what the build lacks), `hip` or `rocm`
+  alone (a module, a version), and CUDA-named flags (`is_cuda`: ROCm reuses "cuda", a tensor's
+  `is_cuda` is True there) never count; nor does a function's parameter (`def f(is_hip=False)`:
+  a code generator may be asked for HIP code on a CUDA machine), nor a name the project binds to
+  different known values by path (`OPAQUE`: its own computation, which the pass followed), and a
+  known value always wins over the name. The reason says the flag was read by its name.
 - Build files only: a flag or zero-argument helper *named* for the ROCm build (`ROCM_BUILD_NAME`:
   TransformerEngine's `rocm_build()`, `IS_ROCM`, `use_hip`) whose value the pass cannot work
   out (it reads the environment or probes for hipcc/nvcc) is True on ROCm and False on CUDA. The
   project's build helpers decide which build this is; a ROCm build of the project is, by the
   project's own definition, one where its ROCm-build test is true (as `build_defines` reads
-  such names for `-D` flags). Runtime code never uses this: there the name may mean anything.
+  such names for `-D` flags). Runtime code uses the stricter `VENDOR_FLAG` above: an option's
+  name (`use_rocm`) may mean anything there.
+
+Tests the project skips on ROCm (unittest's "Skipping tests and expected failures",
+https://docs.python.org/3/library/unittest.html#unittest-skipping; pytest's "How to use skip
+and xfail", https://docs.pytest.org/en/stable/how-to/skipping.html, and "Marking whole classes
+or modules", https://docs.pytest.org/en/stable/example/markers.html):
+
+- `@unittest.skipIf(c, ...)`, `@pytest.mark.skipif(c, ...)` (any of several conditions, or
+  `condition=`; a string condition is evaluated as an expression over the module's names, as
+  pytest does), `@unittest.skipUnless(c, ...)` with `c` false, `@pytest.mark.xfail(c,
+  run=False)` (pytest never runs it), stacked in any order (below the last
+  `@parameterized.expand`, which builds its tests from the function below it), on a function or
+  a class, directly or through a name bound to one (`Mark`, exported to other modules).
+- `pytestmark = marker` or a list of markers: pytest applies them to every test it collects from
+  the module or class. A module's: its top-level `test*` functions and test classes (`Test*`, or
+  `TestCase` subclasses), by pytest's default `python_functions`/`python_classes`; a test
+  another file names stays reported (it may be collected there, without the mark). Only a
+  module's one plain `pytestmark = ...` binding counts (under a branch or rebound, its final
+  value is not known).
+- What a skip takes away: a function's body, and the other decorators' arguments (they only
+  parametrize it); a class's methods, nested classes and the statements of its body that call
+  nothing. Statements that call something, of a skipped class's body or of a module under
+  `pytestmark`, run at import on ROCm too: reported. A top-level string bound once
+  (`_data_only_where_dead`: a kernel source) every read of which is dead on ROCm is dead too:
+  binding a string runs at import, but it is only data, and only what reads it can hand it to a
+  compiler. That needs the whole run (`ProjectIndex.toplevel`: no other file may name it,
+  `from .test_ops import KERNEL`), and the string must do nothing but make its value (literals,
+  f-strings, `textwrap.dedent`, a literal's own methods); a name also rebound, declared
+  `global` or spelled as a string (`__all__`, `getattr`) stays reported.
 
 What is not provable, and so stays reported:
 
@@ -55,7 +101,8 @@ What is not provable, and so stays reported:
 - Import fallbacks, `try: import pynvml` / `except ImportError:`. Whether the import succeeds
   is a fact about the installed packages, not the vendor: pynvml (pure ctypes) imports fine on
   ROCm and fails only at `nvmlInit()`, and NVIDIA-only wheels can be installed anywhere. Neither
-  the body nor the handler is provably skipped.
+  the body nor the handler is provably skipped, and a flag either binds to a known value
+  (`IS_HIP = True` after the import) is `OPAQUE`, not read by its name.
 - `hasattr(torch.amp, "custom_fwd")` and other feature gates: they test the torch version,
   which is the same question on both vendors.
 - `torch.version.hip` compared with a version (`>= "6.0"`): the version is not known.
@@ -93,6 +140,12 @@ class Value:
     #: A lower bound an `assert x >= (1, 8)` established (the value is at least this): a later
     #: `x < (1, 7)` is False on every build that got past the assert.
     least: tuple | None = None
+    #: Not to be read as a vendor flag by its name (`VENDOR_FLAG`): a function's parameter
+    #: (the caller's value), or branches that bind different known values (the project's own
+    #: computation, which the pass followed and found to differ by path).
+    opaque: bool = False
+    #: Read as a ROCm flag by its name alone (`VENDOR_FLAG`): the name, for the reason.
+    named: str = dataclasses.field(default="", compare=False)
 
     @classmethod
     def of(cls, value: object) -> Value:
@@ -104,6 +157,7 @@ class Value:
 
 
 UNKNOWN = Value()
+OPAQUE = Value(opaque=True)
 #: Why a branch is dead on every build: an earlier `assert` bounds the value it tests.
 RULED_OUT = "false on every build the earlier `assert` admits"
 SOME_TRUE = Value(True, False)  # a non-empty string whose text is not known (a version)
@@ -129,8 +183,22 @@ ROCM_BUILD_NAME = re.compile(
 #: Build files only: an environment variable compared with a vendor's name
 #: (`BUILD_TARGET == "cuda"`) is a build-target switch; see the module docstring.
 VENDOR_NAMES = {"cuda": CUDA, "nvidia": CUDA, "rocm": ROCM, "hip": ROCM, "amd": ROCM}
+#: Any code: a name or attribute spelled as a boolean "this is the ROCm build" flag (`is_hip`,
+#: `IS_ROCM`, `_is_hip`, `on_rocm`, `HIP_BUILD`) whose value is not otherwise known is true
+#: exactly on ROCm; not options (`use_rocm`), not `hip` alone. See the module docstring.
+VENDOR_FLAG = re.compile(r"^_*(?:(?:is|on)_(?:rocm|hip)(?:_build)?|(?:rocm|hip)_build)$", re.I)
+_FLAG_WORD = r"(?<!\w)_*(?:(?:is|on)_(?:rocm|hip)(?:_build)?|(?:rocm|hip)_build)(?!\w)"
+#: Calls that never return (pytest's outcomes raise, `sys.exit` raises SystemExit, `os._exit`
+#: ends the process): like `raise`, they always leave the block.
+LEAVING = frozenset(
+    ("pytest.skip", "pytest.xfail", "pytest.fail", "pytest.exit", "sys.exit", "os._exit")
+)
+#: Test-skip markers -> whether a true condition skips (`skipUnless` skips on a false one).
+SKIP_MARKS = {"skipIf": True, "skipif": True, "skipUnless": False, "xfail": True}
 #: A file that reads none of these cannot have a vendor branch (cheap prefilter).
 TOKENS = ("version.hip", "version.cuda", "ROCM_HOME", "IS_HIP_EXTENSION", "version import")
+_FLAG_TEXT = re.compile(_FLAG_WORD, re.I)
+_FLAG_BYTES = re.compile(_FLAG_WORD.encode(), re.I)
 
 
 @dataclass(frozen=True)
@@ -138,6 +206,14 @@ class Module:
     """A name bound to a module or an imported object we only know by its qualified name."""
 
     name: str
+
+
+@dataclass(frozen=True)
+class Mark:
+    """A test-skip marker bound to a name (`skip_rocm = unittest.skipIf(IS_ROCM, ...)`) that
+    skips this vendor's tests; `why` names it and its condition."""
+
+    why: str
 
 
 @dataclass(frozen=True)
@@ -233,7 +309,7 @@ def _short(text: str, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-Env = dict  # name -> Value | Module | Helper | ClassInfo
+Env = dict  # name -> Value | Module | Helper | ClassInfo | Mark
 
 
 class _Pass:
@@ -268,9 +344,10 @@ class _Pass:
         self.returns: list[Value] | None = None
         self.classes: list[ClassInfo] = []
         self.tree = tree
-        #: Names bound to a test-skip decorator (`skip_rocm = unittest.skipIf(...)`) -> why it
-        #: skips this vendor's tests ("" when it may not).
-        self.skips: dict[str, str] = {}
+        #: The module's one `pytestmark = ...` statement (`_sole_binding`), and why the marks
+        #: it binds skip this vendor's tests ("" when they may not).
+        self.module_mark_stmt: ast.stmt | None = None
+        self.module_mark = ""
         #: Whether a value that lacks items may be in an environment of this pass (set where
         #: one is made or bound; it never goes back): until then no statement can release one.
         self.lacking = False
@@ -281,7 +358,11 @@ class _Pass:
         self.module_env = env
         # Functions are walked after the module body, with the module's final names.
         self.deferred: list[tuple[ast.AST, Env, list]] = []
+        if "pytestmark" not in self.globals_declared:
+            self.module_mark_stmt = _sole_binding(self.tree.body, "pytestmark")
         self.block(self.tree.body, env)
+        if self.module_mark:
+            self.skip_module_tests(self.module_mark)
         for name in self.globals_declared:
             env[name] = UNKNOWN
         while self.deferred:
@@ -336,15 +417,18 @@ class _Pass:
             targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
             value = self.value(stmt.value, env) if stmt.value is not None else UNKNOWN
             self.lacking = self.lacking or bool(value.lacks)
+            if stmt is self.module_mark_stmt:
+                self.module_mark = self.marks_reason(stmt, env)
+            why = self.skip_reason(stmt.value, env, "") if len(targets) == 1 else ""
             for target in targets:
                 if isinstance(target, ast.Name):
-                    self.skips.pop(target.id, None)
-                    if len(targets) == 1 and stmt.value is not None:
-                        self.skips[target.id] = self.skip_reason(stmt.value, env)
-                    env[target.id] = value if len(targets) == 1 else UNKNOWN
+                    env[target.id] = Mark(why) if why else value if len(targets) == 1 else UNKNOWN
                 else:
                     self.forget(target, env)
             return None
+        if isinstance(stmt, ast.Expr) and self.never_returns(stmt.value, env):
+            self.expressions(stmt, env)
+            return "plain"
         if isinstance(stmt, (ast.Import, ast.ImportFrom)):
             self.imports(stmt, env)
             return None
@@ -371,11 +455,13 @@ class _Pass:
             self.forget_all(stmt, env)
             inner = dict(env)
             self.block(stmt.body, inner)
-            for handler in stmt.handlers:
-                self.block(handler.body, dict(env))
+            handled = [dict(env) for _ in stmt.handlers]
+            for handler, scope in zip(stmt.handlers, handled, strict=True):
+                self.block(handler.body, scope)
             self.block(stmt.orelse, inner)
             self.block(stmt.finalbody, dict(env))
             self.forget_all(stmt, env)
+            _worked_out(env, self.shared.bound_by(stmt), [inner, *handled])
             return None
         # for, with, match and the rest: their blocks run maybe, maybe more than once.
         self.expressions(stmt, env)
@@ -404,12 +490,14 @@ class _Pass:
         if test.truth is True:
             if stmt.orelse:
                 self.mark_dead(stmt.orelse, stmt, "else", env)
+            note = self.by_name(stmt.test, env)
             leaves = self.block(stmt.body, env)
-            return self.exit_reason(stmt, leaves, "true")
+            return self.exit_reason(stmt, leaves, "true" + note)
         if test.truth is False:
             self.mark_dead(stmt.body, stmt, "body", env)
+            note = self.by_name(stmt.test, env) if stmt.orelse else ""
             leaves = self.block(stmt.orelse, env)
-            return self.exit_reason(stmt, leaves, "false") if stmt.orelse else None
+            return self.exit_reason(stmt, leaves, "false" + note) if stmt.orelse else None
         left, right = dict(env), dict(env)
         membership = _membership(stmt.test)
         if membership is not None:  # where `"item" in name` is false, name lacks item
@@ -439,18 +527,20 @@ class _Pass:
             return
         keyword = "while" if isinstance(stmt, ast.While) else "if"
         test = f"`{keyword} {self.source(stmt.test)}:`"
+        note = self.by_name(stmt.test, env)
         if which == "else":
-            where = f"inside the else branch of {test} (line {stmt.lineno}), true on ROCm"
+            where = f"inside the else branch of {test} (line {stmt.lineno}), true on ROCm{note}"
         elif any(id(n) in self.ruled_out for n in ast.walk(stmt.test)):
             where = f"inside {test} (line {stmt.lineno}), {RULED_OUT}"
         else:
-            where = f"inside {test} (line {stmt.lineno}), false on ROCm"
+            where = f"inside {test} (line {stmt.lineno}), false on ROCm{note}"
         start, end = _span(body)
         self.dead.append(Region(start, end, f"{where}: ROCm never runs this"))
 
     def class_(self, stmt: ast.ClassDef, env: Env) -> None:
         self.expressions(stmt, env)
-        self.skipped(stmt, env)
+        skipped = self.skipped(stmt, env)
+        own_mark = _sole_binding(stmt.body, "pytestmark")
         bases = tuple(env.get(b.id) for b in stmt.bases if isinstance(b, ast.Name))
         info = ClassInfo({}, tuple(b for b in bases if isinstance(b, ClassInfo)))
         inner = dict(env)
@@ -468,42 +558,81 @@ class _Pass:
             elif isinstance(child, ast.ClassDef):
                 self.class_(child, inner)
             else:
+                if child is own_mark and not skipped:
+                    why = self.marks_reason(child, inner)
+                    skipped = bool(why) and self.mark_skipped(stmt, why)
                 self.statement(child, inner)
         self.classes = saved
         env[stmt.name] = info
 
     def function(self, node: ast.AST, outer: Env, classes: list) -> None:
-        local = self.shared.locals_of(node)
-        env = {k: v for k, v in outer.items() if k not in local}
-        for name in self.globals_declared:
-            env[name] = UNKNOWN
+        env = self.scope(node, outer)
         saved, self.classes = self.classes, classes
         if not self.skipped(node, outer):
             self.block(node.body, env)
         self.classes = saved
 
-    def skip_reason(self, node: ast.AST, env: Env) -> str:
-        """Why a test decorator skips on this vendor: `unittest.skipIf(c, ...)` /
-        `pytest.mark.skipif(c, ...)` with `c` known true, `skipUnless(c, ...)` with `c` known
-        false, or a name bound to one (`skip_rocm = unittest.skipIf(torch.version.hip is not
-        None, ...)`); "" otherwise."""
+    def scope(self, node: ast.AST, outer: Env) -> Env:
+        """The names a function's body starts with: the enclosing ones it does not bind, and
+        its parameters as `OPAQUE` (a parameter named `is_hip` holds what the caller
+        passes)."""
+        local = self.shared.locals_of(node)
+        env = {k: v for k, v in outer.items() if k not in local}
+        for name in self.globals_declared:
+            env[name] = UNKNOWN
+        for arg in _arguments(node.args):
+            env.setdefault(arg.arg, OPAQUE)
+        return env
+
+    def skip_reason(self, node: ast.AST | None, env: Env, at: str = "@") -> str:
+        """Why a test marker skips on this vendor (unittest's "Skipping tests and expected
+        failures", pytest's "How to use skip and xfail"): `unittest.skipIf(c, ...)` and
+        `pytest.mark.skipif(c, ...)` with `c` known true (pytest: any of its conditions, a
+        string one evaluated as pytest does), `skipUnless(c, ...)` with `c` known false,
+        `pytest.mark.xfail(c, run=False)` (never run) with `c` true, or a name bound to one
+        (`Mark`); "" otherwise."""
         if isinstance(node, ast.Name):
-            why = self.skips.get(node.id, "")
-            return f"`@{node.id}` (line {node.lineno}) = {why}" if why else ""
-        if not isinstance(node, ast.Call) or not node.args:
+            mark = _resolved(env.get(node.id))
+            if isinstance(mark, Mark):
+                return f"`{at}{node.id}` (line {node.lineno}) = {mark.why}"
+            return ""
+        if not isinstance(node, ast.Call):
             return ""
         func = node.func
         name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-        if name not in ("skipIf", "skipif", "skipUnless"):
+        if name not in SKIP_MARKS or (name == "xfail" and not _keyword_is(node, "run", False)):
             return ""
-        truth = self.value(node.args[0], env).truth
-        if truth is not (name != "skipUnless"):
+        truths = [self.condition(c, env, name) for c in _conditions(node, name)]
+        skips = True in truths if SKIP_MARKS[name] else truths == [False]
+        if not skips:
             return ""
-        what = "true" if truth else "false"
-        return f"`@{self.source(node)}` (line {node.lineno}), {what} on {VENDOR_NAME[self.vendor]}"
+        what = "true" if SKIP_MARKS[name] else "false"
+        vendor, note = VENDOR_NAME[self.vendor], self.by_name(node, env)
+        return f"`{at}{self.source(node)}` (line {node.lineno}), {what} on {vendor}{note}"
+
+    def condition(self, node: ast.AST, env: Env, mark: str) -> bool | None:
+        """A marker condition's truth; pytest evaluates a string condition as an expression
+        over the module's names ("Conditions as strings"), unittest takes any value."""
+        if (
+            mark in ("skipif", "xfail")
+            and isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+        ):
+            try:
+                node = ast.parse(node.value.strip(), mode="eval").body
+            except SyntaxError:
+                return None
+        return self.value(node, env).truth
+
+    def marks_reason(self, stmt: ast.Assign, env: Env) -> str:
+        """Why the markers `pytestmark = ...` binds (one or a list of them) skip here, or ""."""
+        value = stmt.value
+        marks = value.elts if isinstance(value, (ast.List, ast.Tuple)) else [value]
+        why = next((w for w in (self.skip_reason(m, env, "") for m in marks) if w), "")
+        return f"`pytestmark` (line {stmt.lineno}) = {why}" if why else ""
 
     def skipped(self, node: ast.AST, env: Env) -> bool:
-        """Mark the body of a test function or class a skip decorator skips here as dead. A
+        """Mark what a skip decorator of a test function or class skips here as dead. A
         skip above `@parameterized.expand` does not reach the tests it generates (expand puts
         them into the class namespace from the function below it and returns None), so only
         decorators below the last `expand` count."""
@@ -511,23 +640,49 @@ class _Pass:
         expands = [i for i, d in enumerate(decorators) if _is_expand(d)]
         for decorator in decorators[expands[-1] + 1 :] if expands else decorators:
             why = self.skip_reason(decorator, env)
-            if why and node.body:
-                start, end = _span(node.body)
-                self.dead.append(Region(start, end, f"skipped by {why}: ROCm never runs this"))
-                # The other decorators' arguments (`@given(x=... if torch.version.cuda else
-                # ...)`, expand's cases) are evaluated at import but only parametrize it.
-                for other in decorators:
-                    if other is not decorator and isinstance(other, ast.Call):
-                        a, b = _span(other)
-                        why_other = f"parametrizes a test skipped by {why}: ROCm never runs this"
-                        self.dead.append(Region(a, b, why_other))
-                return True
+            if why:
+                return self.mark_skipped(node, why, decorator)
         return False
+
+    def mark_skipped(self, node: ast.AST, why: str, by: ast.AST | None = None) -> bool:
+        """Mark what a skip of the test function or class `node` takes off this vendor: a
+        function's body; a class's methods, nested classes and the statements of its body
+        that call nothing (one that calls runs when the class is created, at import). The
+        other decorators' arguments (`@given(x=... if torch.version.cuda else ...)`, expand's
+        cases) run at import too, but only parametrize the skipped test."""
+        reason = f"skipped by {why}: ROCm never runs this"
+        if isinstance(node, ast.ClassDef):
+            parts = [[c] for c in node.body if _makes_no_call(c)]
+        else:
+            parts = [node.body]
+        for part in parts:
+            if part:
+                self.dead.append(Region(*_span(part), reason))
+        for other in getattr(node, "decorator_list", ()):
+            if other is not by and isinstance(other, ast.Call):
+                why_other = f"parametrizes a test skipped by {why}: ROCm never runs this"
+                self.dead.append(Region(*_span(other), why_other))
+        return True
+
+    def skip_module_tests(self, why: str) -> None:
+        """A module's `pytestmark` applies its marks to every test pytest collects from it
+        (pytest's "Marking whole classes or modules"): the `test*` functions and the test
+        classes (`Test*`, or `unittest.TestCase` subclasses) at its top level. A test whose
+        name another file of the run mentions may be imported and collected there, without
+        this module's marks: it stays reported (when the run is known: `ProjectIndex`).
+        Module-level statements still run at import, so they stay live."""
+        functions = getattr(self.index, "foreign", None) or frozenset()
+        toplevel = getattr(self.index, "toplevel", None)
+        classes = toplevel[1] if toplevel else frozenset()  # see `ProjectIndex.toplevel`
+        tests: set[str] = set()
+        for stmt in self.tree.body:
+            named = classes if isinstance(stmt, ast.ClassDef) else functions
+            if _is_test(stmt, tests) and stmt.name not in named:
+                self.mark_skipped(stmt, why)
 
     def helper(self, node: ast.AST, env: Env, classes: list) -> Helper | None:
         """The function's result when called without arguments, if every live `return`
         gives one known value and the body cannot fall off its end."""
-        local = self.shared.locals_of(node)
         # Only its returns are read: no regions wanted (expressions are not searched).
         sub = _Pass(
             self.tree,
@@ -543,9 +698,7 @@ class _Pass:
         sub.module_env, sub.deferred, sub.classes = self.module_env, [], classes
         sub.returns = []
         sub.lacking = self.lacking
-        inner = {k: v for k, v in env.items() if k not in local}
-        for name in self.globals_declared:
-            inner[name] = UNKNOWN
+        inner = self.scope(node, env)
         if sub.block(node.body, inner) is None or not sub.returns:
             return None
         first = sub.returns[0]
@@ -588,6 +741,38 @@ class _Pass:
             else:
                 env[local] = self.attribute(Module(module), alias.name)
 
+    def never_returns(self, node: ast.AST, env: Env) -> bool:
+        """A call that always raises or ends the process (`LEAVING`, imported under any name;
+        `self.skipTest(...)`, which raises `unittest.SkipTest`)."""
+        if not isinstance(node, ast.Call):
+            return False
+        func = node.func
+        if (
+            isinstance(func, ast.Attribute)
+            and func.attr == "skipTest"
+            and isinstance(func.value, ast.Name)
+            and func.value.id in ("self", "cls")
+        ):
+            return True
+        target = self.evaluate(func, env)
+        return isinstance(target, Module) and target.name in LEAVING
+
+    def flag(self, name: str) -> Value:
+        """A vendor flag named for ROCm (`VENDOR_FLAG`): true exactly in the ROCm pass."""
+        return dataclasses.replace(Value.of(self.vendor == ROCM), named=name)
+
+    def by_name(self, node: ast.AST, env: Env) -> str:
+        """A note for a reason whose test reads a flag by its name alone, else "" (the CUDA
+        pass gives no reasons)."""
+        if self.vendor != ROCM:
+            return ""
+        for sub in ast.walk(node):
+            if isinstance(sub, (ast.Name, ast.Attribute, ast.Call)):
+                found = self.evaluate(sub, env)
+                if isinstance(found, Value) and found.named:
+                    return f" (`{found.named}` read as the ROCm-build flag its name says)"
+        return ""
+
     def forget(self, target: ast.AST, env: Env) -> None:
         for node in ast.walk(target):
             if isinstance(node, ast.Name):
@@ -615,8 +800,8 @@ class _Pass:
                             end,
                             (
                                 f"the {which} side of `... if {self.source(sub.test)} else ...` "
-                                f"(line {sub.lineno}), {str(test.truth).lower()} on ROCm: "
-                                "ROCm never evaluates this"
+                                f"(line {sub.lineno}), {str(test.truth).lower()} on ROCm"
+                                f"{self.by_name(sub.test, env)}: ROCm never evaluates this"
                             ),
                         )
                     )
@@ -633,13 +818,14 @@ class _Pass:
                                 end,
                                 (
                                     f"after `{self.source(operand)} {op}` (line {operand.lineno}), "
-                                    f"{str(stop).lower()} on ROCm: ROCm never evaluates this"
+                                    f"{str(stop).lower()} on ROCm{self.by_name(operand, env)}: "
+                                    "ROCm never evaluates this"
                                 ),
                             )
                         )
                         break
-                    if truth is None:
-                        break
+                    # An unknown operand may stop the chain or not: a later known one still
+                    # stops it where the chain gets that far (`x and IS_CUDA and f()`).
 
     def value(self, node: ast.AST | None, env: Env) -> Value:
         v = self.evaluate(node, env)
@@ -653,9 +839,12 @@ class _Pass:
         if isinstance(node, ast.Name):
             if node.id in self.globals_declared:  # rebound from some function: any value
                 return UNKNOWN
-            found = _resolved(env.get(node.id, UNKNOWN))
-            if found == UNKNOWN and self.env_defaults and ROCM_BUILD_NAME.match(node.id):
+            bound = env.get(node.id, UNKNOWN)
+            found = _resolved(bound)
+            if found in (UNKNOWN, OPAQUE) and self.env_defaults and ROCM_BUILD_NAME.match(node.id):
                 return Value.of(self.vendor == ROCM)  # build files: see the module docstring
+            if found == UNKNOWN and not isinstance(bound, (_LazyHelper, Helper)):
+                return self.flag(node.id) if VENDOR_FLAG.match(node.id) else found
             return found
         if isinstance(node, ast.Subscript) and self.build_file:  # os.environ["BUILD_TARGET"]
             base = self.evaluate(node.value, env)
@@ -679,15 +868,18 @@ class _Pass:
         return UNKNOWN
 
     def attribute(self, base, attr: str):
+        """`base.attr`; an attribute named as a ROCm flag (`runtime.is_hip`) of anything but a
+        class method is one (`VENDOR_FLAG`)."""
         if isinstance(base, Module):
             name = f"{base.name}.{attr}"
             if name in FACTS:
                 return FACTS[name][self.vendor]
-            return Module(name)
+            return self.flag(attr) if VENDOR_FLAG.match(attr) else Module(name)
         if isinstance(base, ClassInfo):
             found = base.method(attr)
-            return found if found is not None else UNKNOWN
-        return UNKNOWN
+            if found is not None:
+                return found
+        return self.flag(attr) if VENDOR_FLAG.match(attr) else UNKNOWN
 
     def boolean(self, node: ast.BoolOp, env: Env) -> Value:
         stop = isinstance(node.op, ast.Or)  # `or` stops at the first true operand
@@ -783,6 +975,9 @@ class _Pass:
         )
         if isinstance(target, Helper):
             return target.value
+        name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
+        if not isinstance(target, ClassInfo) and VENDOR_FLAG.match(name):
+            return self.flag(f"{name}()")  # `is_hip()`: see the module docstring
         if (
             self.env_defaults
             and isinstance(func, ast.Name)
@@ -917,9 +1112,27 @@ def _join(env: Env, left: Env, right: Env) -> None:
             env[name] = a
             continue
         a, b = _resolved(a), _resolved(b)
-        env[name] = a if a == b else UNKNOWN
+        env[name] = a if a == b else _differing(a, b)
         if a != b and isinstance(a, Value) and isinstance(b, Value) and a.lacks & b.lacks:
             env[name] = Value(lacks=a.lacks & b.lacks)
+
+
+def _worked_out(env: Env, names: set[str], scopes: list[Env]) -> None:
+    """Names a `try` binds to a known value on some path are `OPAQUE`, not unknown: whether
+    `try: import x; IS_HIP = True` / `except ImportError: IS_HIP = False` takes the handler is
+    a fact about the installed packages, which the pass followed; the name says nothing more."""
+    for name in names:
+        if any(
+            isinstance(s.get(name), Value) and (s[name].known or s[name].opaque) for s in scopes
+        ):
+            env[name] = OPAQUE
+
+
+def _differing(a: object, b: object) -> Value:
+    """The join of two different values: `OPAQUE` when either is a value the pass knows or
+    worked out (the project computes it, path by path), else unknown."""
+    worked_out = any(isinstance(v, Value) and (v.known or v.opaque) for v in (a, b))
+    return OPAQUE if worked_out else UNKNOWN
 
 
 def _lacking(old: object, item: str) -> Value:
@@ -1002,6 +1215,77 @@ def _is_expand(node: ast.AST) -> bool:
     )
 
 
+def _keyword_is(call: ast.Call, name: str, value: object) -> bool:
+    """The call passes `name=<value>`, a constant."""
+    return any(
+        k.arg == name and isinstance(k.value, ast.Constant) and k.value.value is value
+        for k in call.keywords
+    )
+
+
+def _conditions(call: ast.Call, mark: str) -> list[ast.AST]:
+    """A skip marker's conditions: pytest's `skipif`/`xfail` take any number of positional
+    ones (or `condition=`), unittest's `skipIf`/`skipUnless` one (then the reason)."""
+    given = [k.value for k in call.keywords if k.arg == "condition"]
+    if given:
+        return given
+    return list(call.args) if mark in ("skipif", "xfail") else call.args[:1]
+
+
+def _sole_binding(body: list[ast.stmt], name: str) -> ast.Assign | None:
+    """The statement of `body` that binds `name`, when it is the block's only binding of it
+    (nested functions and classes aside) and a plain `name = ...` directly in `body`: a
+    binding under a branch, a loop or a second one leaves its final value unknown."""
+    stores = [n for n in _walk_block(body) if isinstance(n, ast.Name) and n.id == name]
+    stores = [n for n in stores if not isinstance(n.ctx, ast.Load)]
+    for stmt in body:
+        if (
+            len(stores) == 1
+            and isinstance(stmt, ast.Assign)
+            and len(stmt.targets) == 1
+            and stmt.targets[0] is stores[0]
+        ):
+            return stmt
+    return None
+
+
+def _walk_block(body: list[ast.stmt]) -> Iterator[ast.AST]:
+    """Every node of `body`, not entering nested functions' and classes' bodies (their
+    decorators, bases and defaults are walked: they run in the block)."""
+    stack: list[ast.AST] = list(body)
+    while stack:
+        node = stack.pop()
+        yield node
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            stack.extend(node.decorator_list)
+            continue
+        if isinstance(node, ast.Lambda):
+            continue
+        stack.extend(ast.iter_child_nodes(node))
+
+
+def _makes_no_call(stmt: ast.stmt) -> bool:
+    """A definition, or a statement that calls nothing (data: a constant, a docstring)."""
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return True
+    return not any(isinstance(n, ast.Call) for n in ast.walk(stmt))
+
+
+def _is_test(stmt: ast.stmt, tests: set[str]) -> bool:
+    """A test pytest collects by default (`python_functions = test`, `python_classes =
+    Test`, and `unittest.TestCase` subclasses, also through a test class of this module,
+    whose name `tests` collects)."""
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return stmt.name.startswith("test")
+    if not isinstance(stmt, ast.ClassDef):
+        return False
+    bases = [b.attr if isinstance(b, ast.Attribute) else getattr(b, "id", "") for b in stmt.bases]
+    if stmt.name.startswith("Test") or any(b.endswith("TestCase") or b in tests for b in bases):
+        tests.add(stmt.name)
+        return True
+    return False
+
+
 def _harmless_decorator(node: ast.AST) -> bool:
     if isinstance(node, ast.Call):
         node = node.func
@@ -1062,8 +1346,9 @@ class ProjectIndex:
         exports: dict[str, dict[str, dict[str, object]]],
         foreign: frozenset[str] | None = None,
         defined: frozenset[str] | None = None,
+        toplevel: tuple[frozenset[str], frozenset[str]] | None = None,
     ) -> None:
-        #: resolved path (posix) -> vendor -> name -> Value | Helper | ClassInfo
+        #: resolved path (posix) -> vendor -> name -> Value | Helper | ClassInfo | Mark
         self.exports = exports
         #: Names some file of the run mentions without defining them (`def name`): a function
         #: of that name may be called from there. None: not known (every name may be).
@@ -1072,6 +1357,10 @@ class ProjectIndex:
         #: asked about such names, so only those of them go into the digest: a new word in a
         #: comment does not change every Python file's cache key.
         self.defined = defined
+        #: (names some file binds at its top level to a string or a class, those of them a
+        #: file that does not bind it mentions), or None (not known): `_data_only_where_dead`
+        #: and `skip_module_tests` follow only the first less the second.
+        self.toplevel = toplevel
         self._by_suffix: dict[str, list[str]] = {}
         for path in exports:
             parts = Path(path).with_suffix("").parts
@@ -1095,15 +1384,17 @@ class ProjectIndex:
         candidates = []
         foreign: set[str] = set()
         defined: set[str] = set()
+        per_file: list[tuple[str, str]] = []
         for path, data in files:
             digest = content_hash(data)
-            others, defs, flagged = memo.per_file(
-                "words", (digest,), lambda data=data: _words(data)
+            others, defs, flagged, bound = memo.per_file(
+                "names", (digest,), lambda data=data: _words(data)
             )
             if defs:
                 defined.update(defs.split("\n"))
             if others:
                 foreign.update(others.split("\n"))
+            per_file.append((others, bound))
             if not build_files and not flagged:
                 continue
             candidates.append((path.resolve(), data, digest))
@@ -1133,7 +1424,7 @@ class ProjectIndex:
             exported = {
                 k: v
                 for k, v in concrete.items()
-                if (isinstance(v, Value) and v.known) or isinstance(v, (Helper, ClassInfo))
+                if (isinstance(v, Value) and v.known) or isinstance(v, (Helper, ClassInfo, Mark))
             }
             return (tuple(recorder.seen) if recorder is not None else (), exported)
 
@@ -1147,6 +1438,7 @@ class ProjectIndex:
             return valid
 
         names = frozenset(defined)
+        toplevel = _bound_elsewhere(per_file)
         index = None
         for round_ in range(2):  # the second follows flags re-exported from another module
             exports: dict[str, dict[str, dict[str, object]]] = {}
@@ -1164,10 +1456,10 @@ class ProjectIndex:
                     per_vendor[vendor] = kept[1]
                 if any(per_vendor.values()):
                     exports[resolved.as_posix()] = per_vendor
-            index = cls(exports, frozenset(foreign), names)
+            index = cls(exports, frozenset(foreign), names, toplevel)
             if not exports:
                 break
-        return index if index is not None else cls({}, frozenset(foreign), names)
+        return index if index is not None else cls({}, frozenset(foreign), names, toplevel)
 
     @property
     def digest(self) -> str:
@@ -1186,6 +1478,8 @@ class ProjectIndex:
                     else sorted(
                         self.foreign if self.defined is None else self.foreign & self.defined
                     ),
+                    # A file's own top-level names come from its text (in its own key).
+                    None if self.toplevel is None else sorted(self.toplevel[1]),
                 )
             ).encode(),
             digest_size=8,
@@ -1210,19 +1504,39 @@ class ProjectIndex:
 
 _WORD = re.compile(rb"[A-Za-z_]\w*")
 _DEF = re.compile(rb"\bdef\s+([A-Za-z_]\w*)")
+#: A top-level class, or binding to a string (`KERNEL = r"""...`, `= textwrap.dedent(`).
+_TOP_BINDING = re.compile(
+    rb"^(?:class[ \t]+([A-Za-z_]\w*)|([A-Za-z_]\w*)[ \t]*=[ \t]*"
+    rb"(?:\(|(?:textwrap\.)?dedent\(|inspect\.cleandoc\()?\s*[rRuUbBfF]{0,2}[\"'])",
+    re.M,
+)
 
 
-def _words(data: bytes) -> tuple[str, str, bool]:
+def _words(data: bytes) -> tuple[str, str, bool, str]:
     """(names the file mentions but does not `def`, names it `def`s, whether it names one of
-    `TOKENS`), the names joined by newlines: one string per file is what a tree's kept facts
-    hold in the least memory."""
+    `TOKENS` or a `VENDOR_FLAG`, the classes and strings it binds at its top level), the
+    names joined by newlines: one string per file is what a tree's kept facts hold in the
+    least memory."""
     words = set(_WORD.findall(data))
     defs = set(_DEF.findall(data))
     return (
         b"\n".join(sorted(words - defs)).decode(),
         b"\n".join(sorted(defs)).decode(),
-        any(t.encode() in data for t in TOKENS),
+        any(t.encode() in data for t in TOKENS) or _FLAG_BYTES.search(data) is not None,
+        b"\n".join(sorted({a or b for a, b in _TOP_BINDING.findall(data)})).decode(),
     )
+
+
+def _bound_elsewhere(per_file: list[tuple[str, str]]) -> tuple[frozenset, frozenset]:
+    """(every file's top-level class and string names, those a file mentions that does not
+    bind it): another module may import such a name (`from .kernels import SRC`)."""
+    bound = {n for _, names in per_file if names for n in names.split("\n")}
+    elsewhere: set[str] = set()
+    for others, names in per_file:
+        own = set(names.split("\n")) if names else set()
+        if others:
+            elsewhere.update(n for n in others.split("\n") if n in bound and n not in own)
+    return frozenset(bound), frozenset(elsewhere)
 
 
 class NoMemo:
@@ -1277,6 +1591,9 @@ class Paths:
         where = Path(path) if path is not None else None
         shared = _Shared(tree, text)
         lines = None if lines is None else frozenset(lines)
+        data = _data_names(tree, index)
+        if lines is not None:
+            lines = lines | _data_use_lines(data, lines)
         calls = _Calls.of(tree, index, lines)
         wanted = None if lines is None else _wanted(lines, calls)
         for vendor, sink in ((ROCM, self.rocm), (CUDA, self.cuda)):
@@ -1287,6 +1604,8 @@ class Paths:
         self._lines = text.splitlines()
         if self.rocm and calls is not None:
             _called_only_where_dead(calls, self)
+        if self.rocm and data:
+            _data_only_where_dead(data, self)
         if where is not None and where.name == "setup.py":
             _never_called(tree, self, index)
 
@@ -1433,6 +1752,103 @@ def _called_only_where_dead(calls: _Calls, paths: Paths) -> None:
                 changed = True
 
 
+def _data_names(
+    tree: ast.Module, index: ProjectIndex | None
+) -> dict[str, tuple[ast.Assign, list[ast.Name]]]:
+    """Top-level names bound once to a string that is only data (`_is_data`), each with
+    every read of it in the module: `_data_only_where_dead` may find them unused on ROCm.
+    Only when the run's top-level names are known (`index.toplevel`) and no other file
+    mentions this one; a name also written elsewhere in the module, declared `global`, or
+    spelled as a string (`getattr(module, "SRC")`, `__all__`) is left out."""
+    toplevel = getattr(index, "toplevel", None)
+    if toplevel is None:
+        return {}
+    bound, elsewhere = toplevel
+    found: dict[str, ast.Assign] = {}
+    for stmt in tree.body:
+        if (
+            isinstance(stmt, ast.Assign)
+            and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Name)
+            and stmt.targets[0].id in bound
+            and stmt.targets[0].id not in elsewhere
+            and _is_data(stmt.value)
+        ):
+            found[stmt.targets[0].id] = stmt
+    if not found:
+        return {}
+    uses: dict[str, list[ast.Name]] = {n: [] for n in found}
+    spoiled: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id in uses:
+            if isinstance(node.ctx, ast.Load):
+                uses[node.id].append(node)
+            elif node is not found[node.id].targets[0]:
+                spoiled.add(node.id)
+        elif isinstance(node, ast.Constant) and node.value in uses:
+            spoiled.add(node.value)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            spoiled.update(node.names)
+    return {n: (s, uses[n]) for n, s in found.items() if n not in spoiled and uses[n]}
+
+
+def _is_data(node: ast.AST) -> bool:
+    """A string expression that does nothing when evaluated but make the value: literals,
+    names, f-strings, operators, `textwrap.dedent` and a string literal's own methods
+    (`"...".format(...)`), over such arguments."""
+    has_string = False
+    for sub in ast.walk(node):
+        if isinstance(sub, (ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom, ast.Lambda)):
+            return False
+        if isinstance(sub, ast.Call) and not _string_call(sub):
+            return False
+        has_string = has_string or (isinstance(sub, ast.Constant) and isinstance(sub.value, str))
+    return has_string
+
+
+def _string_call(call: ast.Call) -> bool:
+    func = call.func
+    if isinstance(func, ast.Attribute) and isinstance(func.value, (ast.Constant, ast.JoinedStr)):
+        return True
+    return ast.unparse(func) in ("textwrap.dedent", "dedent", "inspect.cleandoc")
+
+
+def _data_use_lines(data: dict, lines: frozenset[int]) -> frozenset[int]:
+    """The lines of every read of a data name whose binding holds one of `lines`: whether
+    the string is dead depends on whether they are."""
+    return frozenset(
+        u.lineno
+        for stmt, uses in data.values()
+        if any(stmt.lineno <= line <= stmt.end_lineno for line in lines)
+        for u in uses
+    )
+
+
+def _data_only_where_dead(data: dict, paths: Paths) -> None:
+    """A top-level string every read of which is code ROCm never runs (a kernel source used
+    only by tests skipped on ROCm): binding it runs at import, but a string is only data, so
+    what it holds (CUDA spellings, headers) never reaches a ROCm compiler. To a fixpoint: a
+    string read only by such a string (`SRC = HEADER + BODY`) is unused too."""
+    pending = dict(data)
+    changed = True
+    while changed:
+        changed = False
+        for name, (stmt, uses) in list(pending.items()):
+            reasons = [paths.dead_on_rocm_only(u) for u in uses]
+            if all(reasons):
+                head = reasons[0].split(": ROCm never", 1)[0]
+                lines = ", ".join(str(u.lineno) for u in uses)
+                paths.rocm.append(
+                    Region(
+                        *_span(stmt),
+                        f"`{name}` is read only where ROCm never runs (line {lines}: {head}): "
+                        "ROCm never uses this string",
+                    )
+                )
+                del pending[name]
+                changed = True
+
+
 def _self_called_methods(
     tree: ast.Module, foreign: frozenset[str], module_names: set[str]
 ) -> dict[str, ast.AST]:
@@ -1504,8 +1920,10 @@ _VERSION_ASSERT = re.compile(r"^\s*assert\s+\w+\s*>=?\s*[\[(\d]", re.M)
 
 
 def might_branch(text: str) -> bool:
-    return any(t in text for t in TOKENS) or (
-        "assert" in text and _VERSION_ASSERT.search(text) is not None
+    return (
+        any(t in text for t in TOKENS)
+        or _FLAG_TEXT.search(text) is not None
+        or ("assert" in text and _VERSION_ASSERT.search(text) is not None)
     )
 
 
