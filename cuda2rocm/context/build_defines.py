@@ -27,7 +27,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cuda2rocm.context.preprocessor import UNKNOWN, Tri, Val
+from cuda2rocm.context.preprocessor import INF, UNKNOWN, Tri, Val
 
 _HIPPY = re.compile(r"(?i)(?<![a-z])hip(?![a-z]{2})|rocm|(?<![a-z])amd(?![a-z])")
 _FLAG = re.compile(r"^-D([A-Za-z_]\w*)(?:=(.*))?$")
@@ -44,6 +44,9 @@ class BuildDefines:
     cuda_only: dict[str, str] = field(default_factory=dict)
     #: Names defined under conditions of unknown value on ROCm.
     unknown: set[str] = field(default_factory=set)
+    #: Every macro the ROCm build defines is known (its compilation database): nothing the
+    #: sources suggest is defined on top.
+    complete: bool = False
 
     def add(self, name: str, value: str | None, rocm: Tri, where: str) -> None:
         if rocm is False:
@@ -68,15 +71,28 @@ class BuildDefines:
         self.unknown -= set(self.rocm)
         return self
 
-    def with_cuda_only(self, inferred: Mapping[str, str]) -> BuildDefines:
+    def with_cuda_only(
+        self,
+        inferred: Mapping[str, str],
+        rocm: Mapping[str, str] | None = None,
+        valued: Iterable[str] = (),
+    ) -> BuildDefines:
         """A copy where `inferred` names (macro -> why, `vendor_switches`) are CUDA-only,
-        unless the build defines them for ROCm: the branches a name guards say more than a
-        build condition of unknown value."""
+        unless the build defines them for ROCm, and `rocm` names (the project's ROCm switches)
+        are defined, unless the build passes them only to CUDA builds: the branches a name
+        guards say more than a build condition of unknown value, and less than a readable
+        one. `valued`: those of `rocm` a HIP arm tests by value (`#if M`), so nonzero."""
         cuda_only = dict(self.cuda_only)
         for name, why in inferred.items():
             if name not in self.rocm:
                 cuda_only.setdefault(name, why)
-        return BuildDefines(dict(self.rocm), cuda_only, self.unknown - set(inferred))
+        defined = dict(self.rocm)
+        valued = set(valued)
+        for name, why in (rocm or {}).items():
+            if name not in defined and name not in cuda_only and not self.complete:
+                defined[name] = Val(True, 1, INF, why) if name in valued else Val(True, why=why)
+        unknown = self.unknown - set(inferred) - set(defined)
+        return BuildDefines(defined, cuda_only, unknown, self.complete)
 
     def facts(self) -> tuple:
         return (

@@ -101,7 +101,7 @@ class CompileDb:
         setup.py/CMake) only names the macros to declare not defined when no command does."""
         root = root.resolve()
         mine = [e for p, e in self.entries.items() if p == root or p.is_relative_to(root)]
-        out = BuildDefines()
+        out = BuildDefines(complete=True)
         if not mine:
             return static
         values: dict[str, set[str | None]] = {}

@@ -108,18 +108,16 @@ class ProjectMacros:
         (warp-size definitions, feature macros) is kept per file, so one changed file is the
         only one searched again."""
         kept = {_norm(p): t for p, t in texts.items() if "#" in t}
-        self = cls(
-            texts=kept,
-            torch_built=torch_built,
-            defines=defines.with_cuda_only(vendor_switches.infer(kept)),
-        )
+        self = cls(texts=kept, torch_built=torch_built)
+        self.paths = frozenset(self.texts)
+        for path in self.texts:
+            self.by_name.setdefault(PurePosixPath(path).name, []).append(path)
+        switches = vendor_switches.judge(kept, self._find, torch_built)
+        self.defines = defines.with_cuda_only(switches.cuda_only, switches.rocm, switches.valued)
         own = self._own = _PerFile(memo, {_norm(p): h for p, h in (hashes or {}).items()})
         self._scan_key = (self._defines_key(),)
         # A header with no directive can still define the warp constant (`wavefront_constants`).
         plain = {_norm(p): t for p, t in texts.items() if "#" not in t and _mentions_warp(t)}
-        self.paths = frozenset(self.texts)
-        for path in self.texts:
-            self.by_name.setdefault(PurePosixPath(path).name, []).append(path)
         self.sites = {p: {} for p in PASSES}
         self._in_progress: set[tuple[str, str]] = set()
         for path, text in self.texts.items():
