@@ -342,7 +342,8 @@ def is_torch_built(path: str, dirs: frozenset[Path]) -> bool:
     if not dirs:
         return False
     resolved = resolved_path(path)
-    return any(resolved.is_relative_to(d) for d in dirs)
+    # Folders and single files: the path or one of its folders is listed.
+    return resolved in dirs or any(folder in dirs for folder in resolved.parents)
 
 
 @functools.lru_cache(maxsize=1 << 16)

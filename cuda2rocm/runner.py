@@ -23,6 +23,7 @@ from cuda2rocm.build_context import (
     clear_resolved,
     hipified_dirs,
     resolved_parent,
+    resolved_path,
     torch_built_dirs,
 )
 from cuda2rocm.cache import Cache, content_hash, hashing, remember
@@ -425,6 +426,7 @@ def prepare(
     macros' digest is added to C++ files' keys only). `have` (index -> bytes), when given, is
     filled with every file read here; `memo` keeps the expensive parts across runs."""
     from cuda2rocm.context import build_defines, nvidia_options
+    from cuda2rocm.context.cmake_hipify import cmake_hipified
     from cuda2rocm.context.project_macros import ProjectMacros
     from cuda2rocm.context.python_hipify import python_hipified_dirs
     from cuda2rocm.context.unbuilt import unbuilt_sources
@@ -440,10 +442,16 @@ def prepare(
         for index, item in enumerate(items)
         if item.language == "cuda" and index in have
     }
-    scripts = _contents(items, have, lambda i: i.language in ("cmake", "shell"))
-    linter.hipified_dirs = hipified_dirs(
-        (i.path, i.language, d) for i, d in scripts
-    ) | python_hipified_dirs(python)
+    scripts = list(_contents(items, have, lambda i: i.language in ("cmake", "shell")))
+    linter.hipified_dirs = (
+        hipified_dirs((i.path, i.language, d) for i, d in scripts)
+        | python_hipified_dirs(python)
+        | cmake_hipified(
+            ((i.path, d) for i, d in scripts if i.language == "cmake"),
+            {resolved_path(str(p)): d for p, d in python}
+            | {resolved_path(str(i.path)): d for i, d in scripts if i.language == "shell"},
+        )
+    )
     builds = [
         (item.path, item.display, data)
         for item, data in _contents(items, have, _is_build_file)

@@ -228,7 +228,10 @@ def test_cmake_switch_without_rocm_configure_stays_reported(tmp_path):
     # USE_CUDA is not set off by a ROCm configure block here: unknown on ROCm.
     top = TOP_CMAKE.replace("  set(USE_ROCM ON)\n", "")
     assert rocm_companions(top) == {}
-    _write(tmp_path, {"CMakeLists.txt": top, "util/CMakeLists.txt": UTIL_CMAKE})
+    # (Its else() names no HIP source: with `common.hip` there the chain's HIP branch would
+    # tell, tests/test_cmake_vendor_branches.py.)
+    util = UTIL_CMAKE.replace("../common.hip", "../common_host.cpp")
+    _write(tmp_path, {"CMakeLists.txt": top, "util/CMakeLists.txt": util})
     reported, _ = _where(_run(tmp_path, "cmake-cuda-language"), tmp_path)
     assert ("util/CMakeLists.txt", 2) in reported
     # A switch that names ROCm only as a negation is not a ROCm switch.

@@ -8,6 +8,8 @@ unknown condition keeps the finding. One module per language or input:
 - `preprocessor`: C/C++/CUDA `#if` evaluated in three-valued logic for the HIP pass;
 - `python_paths`: Python branches on `torch.version.hip/cuda` and names derived from them;
 - `build`: which sources a project's setup.py / op builders / CMake compile for ROCm;
+- `cmake_branches`: the tests before a CMake vendor chain's HIP branch (false on ROCm);
+- `cmake_hipify`, `python_hipify`: paths a hipify step of the project's own build renames;
 - `nvidia_options`: CMake options a ROCm build cannot turn on (their branch needs an
   NVIDIA-only package: cuVS, RAFT, cuDNN, TensorRT, ...; data/nvidia_only_packages.toml);
 - `vendor_only`: NVIDIA-only by design (architecture-specific components, CUDA variants of

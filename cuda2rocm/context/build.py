@@ -29,6 +29,8 @@ belong to another accelerator. Build files are read statically, never run.
     them. Anything else (`EXISTS`, `VERSION_LESS`, `AND`/`OR`) is unknown, and code is guarded
     only when dead on ROCm and not on CUDA. A folder also added outside such a branch is not
     CUDA-only.
+  - the tests before a vendor chain's one HIP branch (`cmake_branches`): a ROCm configure
+    reaches that branch only past them.
 - **Other accelerators**: SYCL sources (`.dp.cpp`, `#include <sycl/sycl.hpp>` or
   `<CL/sycl.hpp>`), Intel XPU (`xpu/`), Gaudi (`hpu/`) and Apple (`mps/`, `.metal`, `.mm`)
   folders and files are not CUDA code: a HIP build never compiles them.
@@ -46,6 +48,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 
+from cuda2rocm.context.cmake_branches import rocm_false_tests
 from cuda2rocm.context.cmake_flow import Flow, build_flow, source_components
 from cuda2rocm.context.python_paths import CUDA, ROCM, ClassInfo, Helper, Paths, ProjectIndex
 
@@ -927,7 +930,10 @@ def _cmake_pass(
             regions.append((frame["fatal"][0] + 1, line - 1, frame["fatal"][1]))
         frame["fatal"] = None
 
-    for command, argument, line in _commands(text, _EVERY):
+    commands = list(_commands(text, _EVERY))
+    # Tests before a chain's HIP branch: a ROCm configure only reaches it past them.
+    before_hip = rocm_false_tests(commands) if vendor == ROCM else {}
+    for command, argument, line in commands:
         words = [w.strip('"') for w in argument.split()]
         dead = next((f["why"] for f in stack if f["dead"]), None)
         dead = dead or next((f["fatal"][1] for f in stack if f.get("fatal")), None)
@@ -942,6 +948,11 @@ def _cmake_pass(
                 test = (
                     f"`{command}({name})` (line {line}; the project's ROCm configure switch is "
                     f"its sibling `{siblings[name]}`)"
+                )
+            elif truth is None and line in before_hip:
+                truth = False
+                test = (
+                    f"`{command}({' '.join(argument.split())})` (line {line}; {before_hip[line]})"
                 )
             if command == "if":
                 stack.append({"taken": False, "unknown": False, "test": test})
@@ -1094,6 +1105,7 @@ def cmake_components(
 
 # -- a run -------------------------------------------------------------------------------------
 BUILDER_TOKENS = (b"cpp_extension", b"def is_compatible")
+_LISTED_SOURCE = re.compile(rb"(?i)\bif\s*\((?s:.*)\.(?:cu|cuh|cpp|cc|cxx|c|hip)\b")
 
 
 def membership(
@@ -1138,9 +1150,17 @@ def membership(
                 text = data.decode("utf-8", "replace")
                 keep = _keeper(memo, callers, path, display, data, base)
                 found += python_components(path, display, text, base, callers, deferred, keep)
-            elif language == "cmake" and (b"add_subdirectory" in data or off):
+            elif language == "cmake" and (
+                b"add_subdirectory" in data or off or _LISTED_SOURCE.search(data)
+            ):
+                # A file that lists sources is read on its own: whether its parent's
+                # add_subdirectory() resolves or not (a computed path), what it builds under
+                # a branch ROCm never takes is the same.
                 text = data.decode("utf-8", "replace")
-                found += cmake_components(path, display, text, known, off, flow)
+                more = cmake_components(path, display, text, known, off, flow)
+                if not (b"add_subdirectory" in data or off):
+                    more = _named_nowhere_else(more, path, cmake_files)
+                found += more
         except (RecursionError, OSError, ValueError):
             continue  # an unreadable build file: nothing is guarded by it
     with contextlib.suppress(RecursionError, OSError, ValueError):
@@ -1167,6 +1187,19 @@ def membership(
         with contextlib.suppress(RecursionError, OSError, ValueError):
             found += headers_of_components(found, sources)
     return Membership(found, known, off, texts, flow, unbuilt if cmake_files else {})
+
+
+def _named_nowhere_else(
+    found: list[Component], path: Path, cmake_files: list[tuple[Path, str, bytes]]
+) -> list[Component]:
+    """Listed-file components of one CMake file that no other CMake file of the run names (by
+    file name): another file listing the same source may build it for ROCm."""
+    others = [d for p, _, d in cmake_files if p != path]
+    return [
+        c
+        for c in found
+        if not c.files or not any(f.name.encode() in d for f in c.files for d in others)
+    ]
 
 
 _ANY_INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*([<"])([^>"\n]+)[>"]', re.M)

@@ -376,17 +376,24 @@ def _printers(functions: dict[str, _Function]) -> set[str]:
 
 
 def _glob_helpers(functions: dict[str, _Function]) -> dict[str, bool]:
-    """Functions whose body globs into the variable named by their first parameter:
-    name -> whether the glob recurses."""
+    """Functions whose body globs into the variable named by their first parameter (macros
+    also by appending to it): name -> whether the glob recurses."""
     helpers: dict[str, bool] = {}
     changed = True
     while changed:
         changed = False
         for name, f in functions.items():
-            if name in helpers or not f.params or f.params[0] == "<macro>":
+            macro = f.params[:1] == ["<macro>"]
+            params = f.params[1:] if macro else f.params
+            if name in helpers or not params:
                 continue
-            target = "${" + f.params[0] + "}"
+            target = "${" + params[0] + "}"
             sets = any(c == "set" and w and w[0] == target for c, w, *_ in f.body)
+            # A macro runs in its caller's scope: `list(APPEND ${VAR} ...)` fills the caller's
+            # variable (kokkos-style `macro(APPEND_GLOB VAR) file(GLOB tmp ${ARGN})`).
+            sets = sets or (
+                macro and any(c == "list" and w[:2] == ["APPEND", target] for c, w, *_ in f.body)
+            )
             globs = [
                 w[0] == "GLOB_RECURSE" if c == "file" else helpers[c]
                 for c, w, *_ in f.body

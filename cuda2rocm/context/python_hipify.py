@@ -14,6 +14,8 @@ already does. Read statically, never run: a call site whose folder argument cann
 from __future__ import annotations
 
 import ast
+import fnmatch
+import os
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -36,14 +38,71 @@ def _call_name(node: ast.Call) -> str:
     return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
 
 
-def _all_files(node: ast.Call) -> bool:
-    """`includes` left at its default `("*",)` or a literal that holds "*"."""
+#: `hipify()`'s default `extensions` (torch/utils/hipify/hipify_python.py, torch 2.13).
+DEFAULT_EXTENSIONS = (".cu", ".cuh", ".c", ".cc", ".cpp", ".h", ".in", ".hpp")
+#: What `matched_files_iter` leaves out at the top of the walked folder.
+_SKIPPED_TOP = frozenset({".git", "build", "third_party"})
+_MAX_FILES = 20000
+_ALL = ("*", "**", "./*")
+
+#: (includes, ignores, extensions) of one hipify call; None fields are the defaults.
+Selection = tuple[tuple[str, ...] | None, tuple[str, ...], tuple[str, ...] | None]
+
+
+def _selection(node: ast.Call, sources: _Sources, local: dict) -> Selection | None:
+    """What a hipify call selects, read as torch's `hipify()` reads it: `includes` (default
+    `("*",)`), `ignores` (default none) and `extensions` (default `DEFAULT_EXTENSIONS`), each an
+    evaluable list of strings; None when one cannot be read (the call then claims nothing)."""
+    values: dict[str, tuple[str, ...]] = {}
     for kw in node.keywords:
-        if kw.arg == "includes":
-            return isinstance(kw.value, (ast.List, ast.Tuple)) and any(
-                isinstance(e, ast.Constant) and e.value in ("*", "**", "./*") for e in kw.value.elts
-            )
-    return True
+        if kw.arg not in ("includes", "ignores", "extensions"):
+            continue
+        if not isinstance(kw.value, (ast.List, ast.Tuple, ast.Name)):
+            return None
+        elements = kw.value.elts if isinstance(kw.value, (ast.List, ast.Tuple)) else [kw.value]
+        found: list[str] = []
+        for element in elements:
+            strings = sources.strings(element, local, 0)
+            if not strings:
+                return None
+            found += strings
+        values[kw.arg] = tuple(found)
+    includes = values.get("includes")
+    if includes is not None and any(i in _ALL for i in includes):
+        includes = None  # every file
+    return includes, values.get("ignores", ()), values.get("extensions")
+
+
+def selected_files(folder: Path, spelled: str, selection: Selection) -> list[Path] | None:
+    """The files of `folder` a hipify call with `selection` renames, following torch's
+    `matched_files_iter`: walk the folder (not its top-level `.git`, `build`, `third_party`),
+    keep a file whose path matches an include pattern (fnmatch, `*` crossing `/`), no ignore
+    pattern, and ends in one of the extensions (or is an include verbatim). A pattern is
+    matched against the path as the call spells its folder and as an absolute path. None when
+    the folder holds too many files to walk."""
+    includes, ignores, extensions = selection
+    patterns = [os.path.normpath(p) for p in includes or ("*",)]
+    ignored = [os.path.normpath(p) for p in ignores]
+    suffixes = extensions if extensions is not None else DEFAULT_EXTENSIONS
+    out: list[Path] = []
+    count = 0
+    for dirpath, dirs, names in os.walk(folder):
+        if Path(dirpath) == folder:
+            dirs[:] = [d for d in dirs if d not in _SKIPPED_TOP]
+        for name in names:
+            count += 1
+            if count > _MAX_FILES:
+                return None
+            full = Path(dirpath, name)
+            rel = full.relative_to(folder).as_posix()
+            forms = {os.path.normpath(os.path.join(spelled, rel)), str(full)}
+            if not any(fnmatch.fnmatch(f, p) for f in forms for p in patterns):
+                continue
+            if any(fnmatch.fnmatch(f, p) for f in forms for p in ignored):
+                continue
+            if name.endswith(tuple(suffixes)) or forms & set(patterns):
+                out.append(full.resolve())
+    return out
 
 
 def _folder_arg(node: ast.Call, index: int, keyword: str) -> ast.AST | None:
@@ -95,12 +154,13 @@ def python_hipified_dirs(python_files: Iterable[tuple[Path, bytes]]) -> frozense
             trees[path] = (tree, _Sources(tree)) if tree is not None else None
         return trees[path]
 
-    # callee name -> (positional index, keyword) of its folder argument
-    targets: dict[str, set[tuple[int, str]]] = {}
+    # callee name -> (positional index, keyword) of its folder argument, and what the hipify
+    # call it reaches selects
+    targets: dict[str, set[tuple[int, str, Selection]]] = {}
     dirs: set[Path] = set()
     seen: set[str] = set()
     for step in range(_MAX_DEPTH):
-        new: dict[str, set[tuple[int, str]]] = {}
+        new: dict[str, set[tuple[int, str, Selection]]] = {}
         for path, data in files:
             first = step == 0
             if first and b"project_directory" not in data:
@@ -121,15 +181,17 @@ def python_hipified_dirs(python_files: Iterable[tuple[Path, bytes]]) -> frozense
                             b"hipify" in data
                             and "hipify" in name.lower()
                             and any(kw.arg == "project_directory" for kw in node.keywords)
-                            and _all_files(node)
                         ):
                             continue
-                        arguments = {(0, "project_directory")}
+                        selection = _selection(node, sources, local)
+                        if selection is None:
+                            continue
+                        arguments = {(0, "project_directory", selection)}
                     else:
                         if name not in targets:
                             continue
                         arguments = targets[name]
-                    for index, keyword in arguments:
+                    for index, keyword, selection in arguments:
                         expr = _folder_arg(node, index, keyword)
                         if expr is None:
                             continue
@@ -137,16 +199,25 @@ def python_hipified_dirs(python_files: Iterable[tuple[Path, bytes]]) -> frozense
                         if param:
                             names = [a.arg for a in function.args.posonlyargs + function.args.args]
                             at = names.index(param) if param in names else -1
-                            new.setdefault(function.name, set()).add((at, param))
+                            new.setdefault(function.name, set()).add((at, param, selection))
                             continue
                         folder = sources.one(expr, local, 0)
                         if folder is not None and "*" not in folder:
-                            dirs.add((path.resolve().parent / folder).resolve())
+                            dirs.update(_covered(path.resolve().parent, folder, selection))
         seen |= set(targets)
         targets = {k: v for k, v in new.items() if k not in seen}
         if not targets:
             break
     return frozenset(dirs)
+
+
+def _covered(base: Path, folder: str, selection: Selection) -> Iterable[Path]:
+    """The folder when the call renames all of it (`includes` every file, no `ignores`, the
+    default extensions: the tree this module always credited), else the files it selects."""
+    resolved = (base / folder).resolve()
+    if selection == (None, (), None):
+        return [resolved]
+    return selected_files(resolved, folder, selection) or [] if resolved.is_dir() else []
 
 
 def _calls(body: ast.AST, module_level: bool) -> Iterable[ast.Call]:
