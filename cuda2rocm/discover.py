@@ -50,7 +50,13 @@ _SUFFIXES = {
     ".sh": "shell",
     ".bash": "shell",
     ".dockerfile": "dockerfile",
+    # No rule reads Cython; its `cdef extern from` blocks are include edges (context).
+    ".pyx": "cython",
+    ".pxd": "cython",
+    ".pxi": "cython",
 }
+#: Languages read only for the project's facts, never linted.
+CONTEXT_ONLY = frozenset({"cython"})
 
 
 def language_of(path: Path) -> str | None:

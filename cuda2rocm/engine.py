@@ -17,7 +17,7 @@ from pathlib import Path
 
 from cuda2rocm import sources
 from cuda2rocm.catalogue import RuleSpec, find_rule, load_catalogue, matches
-from cuda2rocm.discover import Found
+from cuda2rocm.discover import CONTEXT_ONLY, Found
 from cuda2rocm.model import Diagnostic, Edit, Fix, Position, Severity
 from cuda2rocm.sources import SourceError, SourceFile
 
@@ -147,6 +147,8 @@ class Linter:
     def _rules_for(self, language: str) -> tuple[re.Pattern[bytes] | None, list[RuleSpec]]:
         if language not in self._prefilter:
             rules = [r for r in self.rules if language in r.languages or "any" in r.languages]
+            if language in CONTEXT_ONLY:
+                rules = []  # read for the project's facts only (context.cython_includes)
             tokens = sorted({t for r in rules for t in r.tokens}, key=len, reverse=True)
             always = any(not r.tokens for r in rules)
             pattern = None

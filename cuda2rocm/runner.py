@@ -28,7 +28,7 @@ from cuda2rocm.build_context import (
 )
 from cuda2rocm.cache import Cache, content_hash, hashing, remember
 from cuda2rocm.context.recipes import builds_for_rocm, nvidia_recipes
-from cuda2rocm.discover import Found, Problem, discover
+from cuda2rocm.discover import CONTEXT_ONLY, Found, Problem, discover
 from cuda2rocm.engine import Linter, LintResult, Notice, _general, is_recovery_notice
 from cuda2rocm.model import Safety, Severity
 
@@ -476,6 +476,10 @@ def prepare(
         for index, item in enumerate(items)
         if item.language == "cuda" and index in have
     }
+    cython = {
+        item.display: data.decode("utf-8", "replace")
+        for item, data in _contents(items, have, lambda i: i.language == "cython")
+    }
     inputs = [
         list(hashes.items()),
         repr((defines.facts(), sorted(defines.rocm.items()), sorted(defines.cuda_only.items()))),
@@ -483,12 +487,13 @@ def prepare(
         [content_hash(t.encode()) for t in embedded],
         # sources no build compiles (read from the CMake files): their headers are unincluded
         sorted((str(p), why) for p, why in unbuilt.items()),
+        sorted((p, content_hash(t.encode())) for p, t in cython.items()),
     ]
     linter.project_macros = memo.call(
         "project-macros",
         inputs,
         lambda: ProjectMacros.build(
-            texts, defines, linter.torch_built_for, embedded, unbuilt, memo, hashes
+            texts, defines, linter.torch_built_for, embedded, unbuilt, memo, hashes, cython
         ),
     )
     linter.extension_bindings = _extension_bindings(linter, have, python, items)
@@ -605,7 +610,7 @@ def _run(
 ) -> LintResult:
     """The full run: read, derive the project facts, prefilter, lint what the cache lacks."""
     result = LintResult()
-    result.files = len(items)
+    result.files = sum(i.language not in CONTEXT_ONLY for i in items)  # Cython: facts only
     _phase(progress, "reading files")
     read: list[tuple[int, Found, bytes]] = []
     errors: set[int] = set()

@@ -26,6 +26,7 @@ from pathlib import Path, PurePosixPath
 
 from cuda2rocm.context import (
     build_defines,
+    cython_includes,
     device_functions,
     library_users,
     preprocessor,
@@ -99,6 +100,7 @@ class ProjectMacros:
         unbuilt: Mapping[Path, str] | None = None,
         memo=None,
         hashes: Mapping[str, str] | None = None,
+        cython: Mapping[str, str] | None = None,
     ) -> ProjectMacros:
         """`others`: texts of the run's other files (Python) that may hold C++ with
         `#include` lines (`load_inline` sources): a header they name is never `unincluded`.
@@ -106,7 +108,8 @@ class ProjectMacros:
         why: an `#include` in one of them reaches no ROCm compile. `memo` (warm.FactsMemo)
         with `hashes` (path -> content hash of its text): what each file holds on its own
         (warp-size definitions, feature macros) is kept per file, so one changed file is the
-        only one searched again."""
+        only one searched again. `cython`: path -> text of the run's Cython files, whose
+        `cdef extern from` blocks include headers (`cython_includes`)."""
         kept = {_norm(p): t for p, t in texts.items() if "#" in t}
         self = cls(texts=kept, torch_built=torch_built)
         self.paths = frozenset(self.texts)
@@ -144,13 +147,23 @@ class ProjectMacros:
         )
         sites = [sorted(self.sites[p].items()) for p in PASSES]
         self._model_key = (*self._scan_key, hashlib.blake2b(repr(sites).encode()).hexdigest())
-        self.unincluded = unincluded_headers(self, others, unbuilt or {})
+        extra = self._cython_edges({_norm(p): t for p, t in (cython or {}).items()})
+        # A header a Cython file includes is included (as if an `#include` named it).
+        named = [f'#include "{PurePosixPath(t).name}"' for out in extra.values() for t, _ in out]
+        self.unincluded = unincluded_headers(self, [*others, *named], unbuilt or {})
         self.fallback_features = fallback_features({**self.texts, **plain}, own)
+        line_value = self._line_value()  # one set of line models for both
         self.library_users, self.library_kept = library_users.users(
-            self.texts, self._find, own.include_lines, self._line_value()
+            self.texts, self._find, own.include_lines, line_value
         )
         self.ported, self.port_sites = project_port.provided(
-            self.texts, self._find, self._line_value(), own.definitions, own.include_lines
+            self.texts,
+            self._find,
+            line_value,
+            own.definitions,
+            own.include_lines,
+            extra,
+            own.head_definitions,
         )
         del self._in_progress, self._own, self._scan_key, self._model_key  # not facts
         self.texts = {}
@@ -255,6 +268,24 @@ class ProjectMacros:
         finally:
             self._in_progress.discard(key)
 
+    def _cython_edges(self, cython: Mapping[str, str]) -> dict[str, list[tuple[str, int]]]:
+        """path -> (project file, line) of each include of a Cython file, in order: the header
+        a `cdef extern from` block names, the `.pxi` an `include` inserts (beside the file,
+        else the one Cython file of the run whose path ends with the name)."""
+        edges: dict[str, list[tuple[str, int]]] = {}
+        for path, text in cython.items():
+            out = []
+            for kind, name, line in cython_includes.includes(text):
+                if kind == "extern":
+                    target = self._find(name, path)
+                else:
+                    target = _find_among(name, path, cython)
+                if target is not None and target != path:
+                    out.append((target, line))
+            if out:
+                edges[path] = out
+        return edges
+
     def _find(self, include: str, includer: str) -> str | None:
         """The project file an `#include` names: beside the includer, else the one file of the
         run whose path ends with it (several candidates: unknown). Asked once per include
@@ -344,6 +375,17 @@ class ProjectMacros:
             return base
 
         return fact
+
+
+def _find_among(include: str, includer: str, paths: Mapping[str, str]) -> str | None:
+    """The file of `paths` an include names: beside the includer, else the one whose path
+    ends with it (several, or none: None)."""
+    beside = _norm(os.path.join(os.path.dirname(includer), include))
+    if beside in paths:
+        return beside
+    suffix = "/" + _norm(include).lstrip("./")
+    found = [p for p in paths if ("/" + p).endswith(suffix)]
+    return found[0] if len(found) == 1 else None
 
 
 # -- feature macros of an architecture test ---------------------------------------------------
@@ -438,6 +480,11 @@ class _PerFile:
 
     def definitions(self, path: str, text: str) -> tuple:
         return self._kept("pm-port", path, (), lambda: project_port.text_definitions(text))
+
+    def head_definitions(self, path: str, head: str) -> tuple:
+        """`project_port.text_definitions` of a file's text up to its last include."""
+        extra = (head.count("\n"),)
+        return self._kept("pm-port-head", path, extra, lambda: project_port.text_definitions(head))
 
     def includes(self, path: str, text: str) -> tuple[str, ...]:
         return self._kept("pm-includes", path, (), lambda: runtime_provided.included_names(text))

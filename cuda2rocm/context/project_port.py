@@ -28,6 +28,11 @@ unconditional one (`preprocessor.branches`), is the file's own: hipcc compiles t
 that definition whenever it compiles the use. The port, if any, is at the definition. The
 spelling rules above reach the other uses below a definition, and every file that includes it.
 
+A header also sees its includers (`include_context`): a name every unit that includes it has
+defined before its include point (through headers it included first, or its own definitions
+above the include), by a definition that counts, is the project's in the header too. Cython
+files include headers through `cdef extern from` blocks (`cython_includes`).
+
 Includes are followed as `project_macros` resolves them (`ProjectMacros._find`), through
 project headers, transitively; an `#include` on a line every HIP pass skips is no edge (a
 vendor header included only under its own build macro), one of unknown value is (the uses that
@@ -38,12 +43,14 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from cuda2rocm.context import preprocessor
+from cuda2rocm.context import include_context, preprocessor
 from cuda2rocm.context.runtime_provided import include_lines
 
+#: Files compiled only inside another one (`include_context`: they see their includers).
+HEADER_SUFFIXES = (".h", ".hh", ".hpp", ".hxx", ".cuh", ".inl", ".inc", ".pxi")
 #: Declared names rules may read as CUDA names: the CUDA runtime/driver, libraries (cuBLAS,
 #: cuDNN, ...), `__nv_*` types, and the CUB / libcu++ namespaces.
 CUDA_LIKE = re.compile(r"^(?:cu|CU|__nv|nv|NV)")
@@ -194,12 +201,19 @@ def provided(
     line_value: Callable[[str, int], object],
     defined: Callable[[str, str], tuple[Definition, ...]] = lambda p, t: text_definitions(t),
     includes: Callable[[str, str], tuple[tuple[str, int], ...]] = lambda p, t: include_lines(t),
+    extra: Mapping[str, Sequence[tuple[str, int]]] | None = None,
+    head_defined: Callable[[str, str], tuple[Definition, ...]] | None = None,
+    is_header: Callable[[str], bool] = lambda p: p.endswith(HEADER_SUFFIXES),
 ) -> tuple[dict[str, dict[str, str]], dict[str, str]]:
-    """(path -> {name: "header:line"} the project headers it includes provide, name -> the
-    first "header:line" that provides it anywhere). `find(include, includer)`: the project
-    file an `#include` names; `line_value(path, line)`: the line model's value there;
-    `defined(path, text)` / `includes(path, text)`: `text_definitions` / `include_lines`
-    (kept per file by the caller)."""
+    """(path -> {name: "header:line"} the project headers it includes provide, or, for a
+    header, every one of its includers defines before including it (`include_context`),
+    name -> the first "header:line" that provides it anywhere). `find(include, includer)`:
+    the project file an `#include` names; `line_value(path, line)`: the line model's value
+    there; `defined(path, text)` / `includes(path, text)`: `text_definitions` /
+    `include_lines` (kept per file by the caller). `extra`: include edges (target, line) of
+    files with no preprocessor (Cython's `cdef extern from`, `cython_includes`), every one
+    taken. `head_defined(path, head)`: `text_definitions` of a file's text up to its last
+    include (what an includer defines before an include; `defined` when not given)."""
     edges: dict[str, list[tuple[str, int]]] = {}
     for path, text in texts.items():
         if "include" in text:
@@ -207,33 +221,74 @@ def provided(
             edges[path] = [(t, line) for t, line in found if t is not None and t != path]
     # Only headers some file includes can provide a name to another file.
     targets = {t for out in edges.values() for t, _ in out}
+    targets |= {t for out in (extra or {}).values() for t, _ in out}
     own: dict[str, dict[str, str]] = {}
+    sites: dict[str, list[tuple[str, int, str]]] = {}  # path -> (name, line, site) that count
     for path in sorted(targets):
+        if path not in texts:
+            continue  # a Cython file: no C definitions
         names: dict[str, str] = {}
         for name, line, spelled in defined(path, texts[path]):
-            if name not in names and counts(line_value(path, line), spelled):
-                names[name] = f"{path}:{line}"
+            if counts(line_value(path, line), spelled):
+                sites.setdefault(path, []).append((name, line, f"{path}:{line}"))
+                names.setdefault(name, f"{path}:{line}")
         if names:
             own[path] = names
-    if not own:
+    for path, out in edges.items():  # an includer's definitions above its includes
+        if path in targets or not out:
+            continue
+        head = "\n".join(texts[path].split("\n")[: max(line for _, line in out)])
+        if _head_candidate(head):
+            for name, line, spelled in (head_defined or defined)(path, head):
+                if counts(line_value(path, line), spelled):
+                    sites.setdefault(path, []).append((name, line, f"{path}:{line}"))
+    if not sites:
         return {}, {}
+    live_edges = {
+        path: [(t, line) for t, line in out if line_value(path, line) is not False]
+        for path, out in edges.items()
+    }
+    result = _own_includes(own, live_edges) if own else {}
+    graph: dict[str, tuple[include_context.Event, ...]] = {}
+    for path in set(live_edges) | set(extra or {}) | set(sites):
+        out = [*live_edges.get(path, ()), *(extra or {}).get(path, ())]
+        graph[path] = include_context.events(sites.get(path, ()), out)
+    for path, names in include_context.names_before(graph, is_header).items():
+        kept = result.setdefault(path, {})
+        for name, site in names.items():
+            kept.setdefault(name, site)
+    anywhere: dict[str, str] = {}
+    for path in sorted(own):
+        for name, site in own[path].items():
+            anywhere.setdefault(name, site)
+    return result, anywhere
+
+
+_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+_INCLUDE_LINE = re.compile(r"^[ \t]*#[ \t]*include\b[^\n]*", re.M)
+
+
+def _head_candidate(head: str) -> bool:
+    """Whether a file's text above its last include may define a CUDA-like name (comments
+    and `#include` lines left out): most sources hold nothing else there."""
+    rest = _INCLUDE_LINE.sub("", _COMMENT.sub("", head))
+    return _CANDIDATE.search(rest) is not None
+
+
+def _own_includes(
+    own: Mapping[str, Mapping[str, str]], live_edges: Mapping[str, list[tuple[str, int]]]
+) -> dict[str, dict[str, str]]:
+    """path -> the names the headers it includes (transitively) define (`own`)."""
     # Files that reach a provider (the edges' reverse closure), then each one's names.
     reach = set(own)
     changed = True
     while changed:
         changed = False
-        for path, out in edges.items():
+        for path, out in live_edges.items():
             if path not in reach and any(t in reach for t, _ in out):
                 reach.add(path)
                 changed = True
-    live: dict[str, list[str]] = {
-        path: [
-            t
-            for t, line in edges.get(path, ())
-            if t in reach and line_value(path, line) is not False
-        ]
-        for path in reach
-    }
+    live = {path: [t for t, _ in live_edges.get(path, ()) if t in reach] for path in reach}
     result: dict[str, dict[str, str]] = {}
     for start in sorted(reach):
         names: dict[str, str] = {}
@@ -249,11 +304,7 @@ def provided(
             stack.extend(reversed(live.get(header, [])))
         if names:
             result[start] = names
-    anywhere: dict[str, str] = {}
-    for path in sorted(own):
-        for name, site in own[path].items():
-            anywhere.setdefault(name, site)
-    return result, anywhere
+    return result
 
 
 @dataclass(frozen=True)
