@@ -228,6 +228,29 @@ def test_an_unknown_live_glob_keeps_files_reported(tmp_path):
     assert "`kernels/nv_only`" not in labels
 
 
+
+def test_an_unknown_glob_that_only_feeds_searches_and_loops_cancels_nothing(tmp_path):
+    # A toolkit finder globbing install folders: the list reaches find_program hints, a loop
+    # and a message, through a derived variable; no target is built from it.
+    finder = (
+        "file(GLOB hints ${SOMEWHERE}/nv_only/*.cu)\n"
+        "list(TRANSFORM hints PREPEND x)\n"
+        "set(where ${hints})\n"
+        "foreach(h ${where})\n  message(STATUS ${h})\nendforeach()\n"
+        "find_program(TOOL nvdis HINTS ${where})\n"
+    )
+    files = _project(tmp_path, {**SOURCES, "CMakeLists.txt": TOP + finder})
+    labels = [c.label for c in membership(files, tmp_path).components]
+    assert "`kernels/nv_only`" not in labels  # TRANSFORM is not modelled: it may build
+    finder = finder.replace("list(TRANSFORM hints PREPEND x)\n", "list(SORT hints)\n")
+    files = _project(tmp_path, {**SOURCES, "CMakeLists.txt": TOP + finder})
+    labels = [c.label for c in membership(files, tmp_path).components]
+    assert "`kernels/nv_only`" in labels
+    built = finder + "add_library(m ${h_list} ${where})\n"
+    files = _project(tmp_path, {**SOURCES, "CMakeLists.txt": TOP + built})
+    labels = [c.label for c in membership(files, tmp_path).components]
+    assert "`kernels/nv_only`" not in labels
+
 def test_cli_reports_one_component_and_guards_the_findings(cli, tmp_path):
     files = dict(SOURCES)
     files["kernels/nv_only/a.cu"] = "#include <cuda_runtime.h>\nvoid f() { cudaFree(0); }\n"

@@ -519,7 +519,7 @@ class _Sources:
         default_factory=dict
     )  # display, line, why, label
     live: set[Path] = field(default_factory=set)
-    unknown: list[str] = field(default_factory=list)  # fnmatch patterns a live glob may match
+    unknown: list[tuple[str, str]] = field(default_factory=list)  # (fnmatch pattern, variable)
 
 
 def source_components(
@@ -555,11 +555,14 @@ def source_components(
         if s.path.name != "CMakeLists.txt":
             s.bases = bases.get(s.path.name, s.bases)
         _script_sources(s, scripts, functions, printers, helpers, cuda_only, sources)
+    every = [e for s in scripts for e in s.entries] + [
+        e for f in functions.values() for e in f.body
+    ]
+    unknown = [p for p, name in sources.unknown if _may_build(name, every, printers)]
     dead = {
         f: v
         for f, v in sources.dead.items()
-        if f not in sources.live
-        and not any(fnmatch.fnmatchcase(str(f), p) for p in sources.unknown)
+        if f not in sources.live and not any(fnmatch.fnmatchcase(str(f), p) for p in unknown)
     }
     out = []
     by_display: dict[str, dict[Path, tuple[str, int, str, str]]] = {}
@@ -573,6 +576,89 @@ def source_components(
             display,
         )
     return out
+
+
+#: Commands that read a list without building anything from it or passing it on.
+_READ_ONLY = frozenset(
+    {"message", "unset", "if", "elseif", "else", "endif", "while", "return", "math"}
+    | {"find_program", "find_path", "find_library", "find_file"}  # search hints, not sources
+)
+#: Where a command puts the value it derives from its other words (CMake's command docs):
+#: the variable filled is followed in turn. `list`/`string` by sub-command.
+_DERIVING = {"set": 0, "foreach": 0, "get_filename_component": 0}
+#: `list(<sub> <list> ...)` edits <list> in place; GET / SUBLIST / JOIN fill their last word.
+_LIST_IN_PLACE = {"APPEND", "PREPEND", "INSERT", "REMOVE_ITEM", "REMOVE_AT", "REMOVE_DUPLICATES"}
+_LIST_IN_PLACE |= {"FILTER", "SORT", "REVERSE"}
+_LIST_TO_LAST = {"GET", "SUBLIST", "JOIN"}
+_STRING_OUT = {
+    ("REGEX", "MATCH"): 3,
+    ("REGEX", "MATCHALL"): 3,
+    ("REGEX", "REPLACE"): 4,
+    ("REPLACE", ""): 3,
+    ("APPEND", ""): 1,
+    ("PREPEND", ""): 1,
+    ("CONCAT", ""): 1,
+    ("JOIN", ""): 2,
+    ("TOUPPER", ""): 2,
+    ("TOLOWER", ""): 2,
+    ("STRIP", ""): 2,
+    ("SUBSTRING", ""): 4,
+}
+_COUNTS = {"LENGTH", "FIND"}  # list/string sub-commands that give a number, not the items
+
+
+def _derived(command: str, words: list[str]) -> int | None:
+    """Index of the variable `command(words)` fills from its other words; -1 when it fills
+    nothing a source list could flow into; None when unknown (then it may build)."""
+    if command in _DERIVING:
+        return _DERIVING[command]
+    head = words[0] if words else ""
+    if command == "file" and head in ("GLOB", "GLOB_RECURSE"):
+        return 1
+    if command == "list":
+        if head in _COUNTS:
+            return -1
+        if head in _LIST_TO_LAST:
+            return len(words) - 1
+        return 1 if head in _LIST_IN_PLACE else None
+    if command == "string":
+        if head in _COUNTS or head in ("LENGTH", "COMPARE"):
+            return -1
+        key = (head, words[1] if head == "REGEX" and len(words) > 1 else "")
+        return _STRING_OUT.get(key)
+    return None
+
+
+def _may_build(name: str, entries: list[Entry], printers: set[str]) -> bool:
+    """Whether a glob's variable can reach anything that builds: an unknown glob cancels the
+    CUDA-only verdict on the files it may match only then. CMake's `file(GLOB)` fills a plain
+    list variable; a list that only feeds loops, tests and messages (a toolkit finder walking
+    install folders) is never a target's sources. Followed through `set`, `foreach`, `list`,
+    `string`, `get_filename_component` into the variables they fill; any other use (a target
+    command, a function call, an indirect `${${x}}`, a sub-command not modelled) may build."""
+    seen: set[str] = set()
+    todo = [name]
+    while todo:
+        var = todo.pop()
+        if var in seen:
+            continue
+        seen.add(var)
+        ref = re.compile(rf"\$\{{{re.escape(var)}\}}|^{re.escape(var)}$")
+        for command, words, _line, _rocm, _cuda in entries:
+            uses = [i for i, w in enumerate(words) if ref.search(w)]
+            if not uses:
+                continue
+            if any("${${" in w for w in words):
+                return True
+            if command in _READ_ONLY or command in printers:
+                continue
+            at = _derived(command, words)
+            if at is None:
+                return True
+            if at < 0 or len(words) <= at or uses == [at]:
+                continue  # a count, or the variable only (re)assigned here
+            todo.append(words[at])
+    return False
 
 
 def _script_sources(
@@ -686,7 +772,7 @@ def _script_sources(
                     if matched is None:
                         if not why:
                             tail = re.split(r"\$[{<][^}>]*[}>]", pattern)[-1]
-                            sources.unknown.append("*" + tail)
+                            sources.unknown.append(("*" + tail, name))
                         continue
                     for f in matched:
                         if why:
