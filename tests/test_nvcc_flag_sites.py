@@ -84,3 +84,26 @@ def test_fix_is_idempotent():
     fixed, _ = _fixed()
     linter = Linter([find_rule("nvcc-flags")])
     assert not linter.lint_source(SourceFile("setup.py", "python", fixed))
+
+
+def _severities(code: str) -> list[str]:
+    linter = Linter([find_rule("nvcc-flags")])
+    found = linter.lint_source(SourceFile("setup.py", "python", code))
+    return [d.severity.value for d in found]
+
+
+HEAD = "from torch.utils.cpp_extension import CUDAExtension\n"
+
+
+def test_flags_hipcc_only_ignores_are_a_note():
+    call = 'CUDAExtension("k", ["k.cu"], extra_compile_args={{"nvcc": {}}})\n'
+    assert _severities(HEAD + call.format('["-O2", "-lineinfo", "-arch=sm_86"]')) == ["info"]
+    assert _severities(HEAD + call.format('["-Xptxas=-v", "-expt-extended-lambda"]')) == ["info"]
+    # a separate -Xptxas value reaches clang as its own flag; -Werror makes the warning fatal
+    assert _severities(HEAD + call.format('["-Xptxas", "-v"]')) == ["error"]
+    assert _severities(HEAD + call.format('["-lineinfo", "-Werror"]')) == ["error"]
+    assert _severities(HEAD + call.format('["-lineinfo", "--use_fast_math"]')) == ["error"]
+    assemble = (
+        HEAD + 'nvcc_flags = ["-O3"]\nnvcc_flags += ["-lineinfo"]\nnvcc_flags += ["-t", "8"]\n'
+    )
+    assert _severities(assemble) == ["info", "error"]

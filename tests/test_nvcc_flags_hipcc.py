@@ -61,3 +61,25 @@ def test_hipcc_rejects_an_nvcc_option_the_fix_must_not_keep(tmp_path):
     """The control: the check above can fail (the `--ftz=false` of issue 14)."""
     result = _hipcc("gfx90a", ["-O3", "--ftz=false"], tmp_path)
     assert result.returncode != 0 and "ftz" in result.stderr
+
+
+def _ignored_spellings() -> list[list[str]]:
+    """Each flag the table says hipcc ignores, spelled as the table allows it."""
+    out = []
+    for flag, entry in SPEC.tables["flags"].items():
+        how = entry.get("hipcc")
+        value = "sm_80" if flag == "-arch" else "-v"
+        if how == "ignored":
+            out.append([flag, value] if entry.get("value") else [flag])
+        elif how == "ignored-joined":
+            out.append([f"{flag}={value}"])
+    return out
+
+
+@pytest.mark.parametrize("flags", _ignored_spellings(), ids=" ".join)
+def test_hipcc_compiles_on_with_each_flag_the_table_calls_ignored(flags, tmp_path):
+    result = _hipcc("gfx90a", flags, tmp_path)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "unused" in result.stderr  # clang says it drops the flag
+    werror = _hipcc("gfx90a", [*flags, "-Werror"], tmp_path)
+    assert werror.returncode != 0  # why a -Werror list is not harmless

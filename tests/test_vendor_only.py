@@ -233,6 +233,26 @@ def test_ci_file_of_the_cuda_variant(cli, write, tmp_path):
     assert reported == [(".github/workflows/env.sh", "docker-gpu-flags")]
 
 
+def test_script_of_a_variant_matrix_outside_ci_folders(cli, write, tmp_path):
+    docker = "FROM nvidia/cuda:12.4.1-devel-ubuntu22.04\nRUN pip install torch\n"
+    write("jobs/gpu/cuda124.Dockerfile", docker)
+    write("jobs/gpu/run-cu124.sh", GPU_RUN)
+    write("jobs/gpu/run-main.sh", GPU_RUN)  # names no variant: stays reported
+    write("tools/cuda_check.py", SMI)  # a Python source is no job of a matrix
+    reported, guarded, _ = _lint(cli, tmp_path)
+    assert ("jobs/gpu/cuda124.Dockerfile", "docker-nvidia-base") in reported  # no ROCm sibling
+    write("jobs/gpu/rocm-6-4.Dockerfile", "FROM rocm/pytorch:latest\n")
+    write("tools/rocm_check.py", "x = 1\n")
+    reported, guarded, _ = _lint(cli, tmp_path)
+    why = guarded[("jobs/gpu/cuda124.Dockerfile", "docker-nvidia-base")]
+    assert "CUDA variant (`cuda124.Dockerfile`)" in why and "ROCm variant beside it" in why
+    assert ("jobs/gpu/run-cu124.sh", "docker-gpu-flags") in guarded
+    assert sorted(reported) == [
+        ("jobs/gpu/run-main.sh", "docker-gpu-flags"),
+        ("tools/cuda_check.py", "nvml-smi"),
+    ]
+
+
 CUDA_MAJOR = 'import torch\nMAJOR = torch.version.cuda.split(".")[0]\n'
 SMI = 'import subprocess\nsubprocess.run(["nvidia-smi"])\n'
 

@@ -56,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--tool", default=f"{shlex.quote(sys.executable)} -m cuda2rocm")
     ap.add_argument("--json-dir", type=Path, help="keep (or, with --from-json, read) reports here")
     ap.add_argument("--from-json", action="store_true", help="read reports from --json-dir")
-    ap.add_argument("--only", nargs="*", help="just these projects (owner/name)")
+    ap.add_argument("--only", nargs="*", action="extend", help="just these projects (owner/name)")
     args = ap.parse_args(argv)
     tool = shlex.split(args.tool)
     if args.json_dir:

@@ -29,7 +29,14 @@ import libcst as cst
 from cuda2rocm.frontends.python import NameAware, dotted, string_value
 from cuda2rocm.frontends.python_build import import_edit, names_vendor, under_vendor_branch
 from cuda2rocm.frontends.python_fast import parse_ast
-from cuda2rocm.model import Edit
+from cuda2rocm.model import Edit, Severity
+
+#: The note for flags hipcc ignores: the ROCm build compiles, the flags only do nothing there.
+IGNORED = (
+    "nvcc-only flags ({shown}) reach hipcc on ROCm, which ignores them (clang warns "
+    '"argument unused" and compiles on): harmless, but they do nothing there; add them only '
+    "when not IS_HIP_EXTENSION to keep the ROCm build log clean"
+)
 
 #: `arch=compute_80,code=sm_80`, `code=[sm_80,compute_80]`: -gencode values, nvcc-only.
 ARCH_VALUE = re.compile(r"^(arch=compute_|code=\[?(sm|compute|lto)_)")
@@ -367,10 +374,29 @@ class FlagSites(NameAware):
                     found.append(value)
             if not found:
                 continue
-            self._report_site(site, found, fixable and isinstance(site.value, cst.List))
+            harmless = self.hipcc_ignores(found, values)
+            self._report_site(site, found, fixable and isinstance(site.value, cst.List), harmless)
             return
 
-    def _report_site(self, site: Site, found: list[str], fixable: bool) -> None:
+    def hipcc_ignores(self, found: list[str], values: list[str | None]) -> bool:
+        """Whether hipcc compiles on with every flag of `found` ignored (the table's `hipcc =
+        "ignored"`: clang warns "argument unused" and goes on; `"ignored-joined"`: only the
+        `-flag=value` spelling, a separate value reaches clang as a flag of its own). Not
+        when a `-Werror` in the list makes that warning an error, nor when a part of the list
+        is not a literal."""
+        if any(v is None or v.startswith("-Werror") for v in values):
+            return False
+        for flag in found:
+            hit = self._match(flag.split(" ")[0])
+            if hit is None:
+                return False
+            _, entry, joined = hit
+            how = entry.get("hipcc", "")
+            if not (how == "ignored" or (how == "ignored-joined" and joined)):
+                return False
+        return bool(found)
+
+    def _report_site(self, site: Site, found: list[str], fixable: bool, harmless: bool) -> None:
         shown = ", ".join(dict.fromkeys(found))
         if _is_nvcc_command(site.value):
             message = (
@@ -403,6 +429,9 @@ class FlagSites(NameAware):
                 if edit is not None:
                     edits.append(edit)
                 fix = self.fix(*edits, description="add only hipcc flags when IS_HIP_EXTENSION")
+        if harmless:
+            self.report(site.value, IGNORED.format(shown=shown), fix, severity=Severity.INFO)
+            return
         self.report(site.value, message, fix)
 
 

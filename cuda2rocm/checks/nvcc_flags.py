@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from cuda2rocm.checks.nvcc_flag_sites import FlagSites
+from cuda2rocm.checks.nvcc_flag_sites import IGNORED, FlagSites
 from cuda2rocm.frontends.python import string_value
 from cuda2rocm.frontends.python_build import import_edit, under_vendor_test
 from cuda2rocm.model import Severity
@@ -191,17 +191,23 @@ class Rule(FlagSites):
             "list to hipcc and only renames CUDA macros; select the list on IS_HIP_EXTENSION"
         )
         result = self._hip_list(elements)
+        values = [e.value for e in elements]
+        if self.hipcc_ignores([e.value for e in known if e.value], values):
+            message, severity = IGNORED.format(shown=shown), Severity.INFO
+        else:
+            severity = None
         if result is None or self._module is None:
             self.report(
                 value,
                 message + " (some elements are not literals or not known to work with hipcc: "
                 "no automatic fix)",
+                severity=severity,
             )
             return
         hip, _ = result
         spelled, edit = import_edit(self, self._module, "IS_HIP_EXTENSION")
         if spelled is None:  # not a torch build script: report, no fix
-            self.report(value, message)
+            self.report(value, message, severity=severity)
             return
         replacement = f"[{', '.join(hip)}] if {spelled} else {self.text(value)}"
         edits = [self.replace(value, replacement)]
@@ -211,4 +217,5 @@ class Rule(FlagSites):
             value,
             message,
             self.fix(*edits, description="use hipcc flags when IS_HIP_EXTENSION"),
+            severity=severity,
         )

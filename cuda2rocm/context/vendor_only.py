@@ -43,7 +43,10 @@ reported (unknown is not "not on the ROCm path").
      `cuda)`, `nvidia*)`) runs only when the selector says CUDA;
    - a file under a CI / packaging folder (`.github/`, `ci/`, `packaging/`, ...) whose path
      has a CUDA-variant component (`.github/workflows/cuda/`, `Dockerfile.cu121`,
-     `build-cuda.sh`) configures the CUDA job.
+     `build-cuda.sh`) configures the CUDA job;
+   - a script or recipe anywhere (shell, Dockerfile, requirements) whose path component names
+     a CUDA variant beside a sibling that names a ROCm one (`tests/cuda12.Dockerfile` next to
+     `tests/rocm-6.Dockerfile`): one job of a variant matrix.
    Their findings (TORCH_CUDA_ARCH_LIST is ignored by ROCm, `--gpus all`, a cu121 wheel index)
    are right for that variant: a ROCm port adds a ROCm arm / job beside it and does not edit
    it. They are guarded. When the script has a ROCm variant (a `rocm*)` / `hip*)` arm, a
@@ -469,17 +472,26 @@ def case_arms(text: str) -> list[tuple[int, list[tuple[int, int, list[str]]]]]:
     return out
 
 
-def _ci_variant(path: str) -> tuple[str, bool] | None:
+#: Languages of scripts and recipes: a file of one is a job of its variant, not a source.
+SCRIPT_LANGUAGES = frozenset({"shell", "dockerfile", "requirements"})
+
+
+def _ci_variant(path: str, script: bool = False) -> tuple[str, bool] | None:
     """(the CUDA-named path component, whether a ROCm sibling exists) of a CI/packaging
     file whose path names the CUDA variant, else None. The path is read below the repository
-    (the nearest folder with `.git`), or whole when there is none."""
+    (the nearest folder with `.git`), or whole when there is none. A script or recipe
+    (`script`) outside such folders is a CUDA variant only when a sibling of the component
+    names a ROCm variant: the folder holds a variant matrix (`cuda12.sh` beside `rocm6.sh`),
+    and a lone `cuda.sh` may be the project's only way to run. Only the file's own name is
+    read then: a folder's name may be anything (a checkout named `cuda-x` beside `rocm-y`)."""
     resolved = Path(path).resolve()
     base = next((p for p in resolved.parents if (p / ".git").exists()), Path(resolved.anchor))
     parts = resolved.relative_to(base).parts
     ci = next((i for i, p in enumerate(parts[:-1]) if p in CI_DIRS), None)
-    if ci is None:
+    if ci is None and not script:
         return None
-    for depth in range(ci + 1, len(parts)):
+    matrix_only = ci is None
+    for depth in range(ci + 1 if ci is not None else len(parts) - 1, len(parts)):
         part = parts[depth]
         tokens = re.split(r"[-_.]", part)
         if any(_CUDA_PATH_WORD.match(t) for t in tokens if t):
@@ -491,6 +503,8 @@ def _ci_variant(path: str) -> tuple[str, bool] | None:
             rocm = any(
                 any(_ROCM_WORD.match(t) for t in re.split(r"[-_.]", s) if t) for s in siblings
             )
+            if matrix_only and not rocm:
+                continue
             return part, rocm
     return None
 
@@ -523,7 +537,7 @@ def guard(linter, source, found: list) -> list:
             )
             if why:
                 out[i] = dataclasses.replace(d, guarded=why)
-    variant = _ci_variant(source.path)
+    variant = _ci_variant(source.path, source.language in SCRIPT_LANGUAGES)
     if variant is not None:
         part, rocm = variant
         why = f"a CI/packaging file of the CUDA variant (`{part}`)" + (
