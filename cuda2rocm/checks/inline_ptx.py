@@ -3,7 +3,10 @@
 HIP supports inline GCN/CDNA assembly, not PTX, and hipify leaves `asm` untouched, so the
 template text decides: PTX instructions are dotted opcodes (`ld.global.f32`, `mma.sync`),
 `.reg` declarations, or `%laneid`-style special registers. Statements that no HIP build compiles
-(inside `#ifdef __CUDA_ARCH__`, `#ifndef USE_ROCM`, ...) are left alone.
+(inside `#ifdef __CUDA_ARCH__`, `#ifndef USE_ROCM`, ...) are left alone, and so is `asm` in a
+function that is provably host code (no `__device__`/`__global__`, nothing unplaceable before
+its declarator): PTX runs only on the device, and host `asm` (x86, Arm, another accelerator's
+host-side ISA) is assembled for the CPU by HIP-Clang as by nvcc's host compiler.
 """
 
 from __future__ import annotations
@@ -34,8 +37,8 @@ class Rule(CppRule):
             if template is None:
                 continue
             found = PTX.search(self.view.text(template))
-            if found is None:
-                continue
+            if found is None or self.view.in_host_function(node):
+                continue  # host code: assembled for the CPU (x86, Arm, RISC-V), never as PTX
             self.report(
                 node,
                 f"inline PTX (`{found.group(0)}`) cannot be assembled by HIP-Clang; give this a "

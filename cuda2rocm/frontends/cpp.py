@@ -39,6 +39,29 @@ _IDENTIFIER_TYPES = frozenset(
 #: Subtrees whose text is not code: never entered (asm templates are read by their rule).
 _OPAQUE = frozenset({"comment", "string_literal", "raw_string_literal", "char_literal"})
 #: Tokens of a macro body (preproc_arg is raw text): strings and comments are matched and skipped.
+#: What may stand before a host function's declarator: specifiers and one return type.
+_RETURN_TYPES = frozenset(
+    {
+        "primitive_type",
+        "sized_type_specifier",
+        "type_identifier",
+        "qualified_identifier",
+        "template_type",
+        "placeholder_type_specifier",
+        "struct_specifier",
+        "enum_specifier",
+    }
+)
+_HOST_HEAD = _RETURN_TYPES | {
+    "storage_class_specifier",
+    "type_qualifier",
+    "attribute_specifier",
+    "attribute_declaration",
+    "virtual",
+    "explicit_function_specifier",
+    "__forceinline__",
+    "__host__",
+}
 #: Attribute-like CUDA/torch macros the grammar does not know; blanked (same length) before
 #: parsing so that valid code does not look broken. Offsets do not move; text is read from the
 #: original bytes.
@@ -268,6 +291,41 @@ class CppView:
         while current is not None:
             if current.type == "function_definition":
                 return any(c.type in ("__global__", "__device__") for c in current.children)
+            current = current.parent
+        return False
+
+    def in_host_function(self, node: tree_sitter.Node) -> bool:
+        """Inside a function that is provably host code: its definition has no `__device__` /
+        `__global__` (CUDA C++ Programming Guide, "Function Execution Space Specifiers": a
+        function without one is `__host__`, compiled for the CPU only) and nothing in its
+        declaration the grammar cannot place (a project macro such as `DEVICE_INLINE` in
+        front of the return type parses as an error and may expand to `__device__`). Not
+        inside a lambda (its `__device__` is blanked before parsing), not at file scope."""
+        current = node.parent
+        while current is not None:
+            if current.type == "lambda_expression":
+                return False
+            if current.type == "function_definition":
+                declarator = current.child_by_field_name("declarator")
+                head = [
+                    c
+                    for c in current.children
+                    if declarator is None or c.end_byte <= declarator.start_byte
+                ]
+                types = [c for c in head if c.type in _RETURN_TYPES]
+                types += [  # `MACRO unsigned`: read as `unsigned <type>`, no C++ type
+                    t
+                    for c in head
+                    if c.type == "sized_type_specifier"
+                    for t in c.children
+                    if t.type == "type_identifier"
+                ]
+                return (
+                    declarator is not None
+                    and not any(c.type in ("__global__", "__device__", "ERROR") for c in head)
+                    and all(c.type in _HOST_HEAD for c in head)
+                    and len(types) <= 1
+                )
             current = current.parent
         return False
 
