@@ -76,6 +76,10 @@ inline cudaError_t cudaStreamSynchronize(cudaStream_t lane) {
 }
 cudaError_t cudaGetLastError();
 cudaError_t cuModuleUnload(CUmodule mod);
+struct cudaPointerAttributes {
+  hipMemoryType type;
+  int device;
+};
 """
 #: A helper of the shim folder: uses what the shim defines (included first by every
 #: includer), and two CUDA names nothing in the project defines (lines 9, 10).
@@ -91,6 +95,7 @@ inline int tinygpu_capture(cudaStream_t lane) {
   cudaGraph_t graph;
   return cudaStreamBeginCapture(lane, cudaStreamCaptureModeGlobal) == cudaSuccess;
 }
+inline int tinygpu_where(const cudaPointerAttributes& at) { return at.device; }
 """
 CUDA_SIDE = """\
 #pragma once
@@ -201,7 +206,7 @@ def test_a_helper_included_outside_the_switch_is_shared_code(tmp_path):
     # it there, so its uses are CUDA uses again.
     probe = '#include "../tinygpu_backends/hip/tinygpu_hip_helpers.h"\n'
     _project(tmp_path, **{"src/probe.cpp": probe})
-    assert _findings(tmp_path).get(HELPERS_PATH) == [2, 3, 4, 5, 7, 8, 9, 10]
+    assert _findings(tmp_path).get(HELPERS_PATH) == [2, 3, 4, 5, 7, 8, 9, 10, 12]
 
 
 def test_a_cuda_spelled_declaration_in_a_shared_header_ports_nothing(tmp_path):
@@ -280,3 +285,34 @@ def test_forward_declarations_are_definitions_in_cuda_terms():
     assert ("CUmod_st", 1, "cuda") in found
     assert ("CUfunc_st", 2, "cuda") in found
     assert all(name != "CUstream_st" for name, _, _ in found)  # a use in a declaration
+
+
+def test_a_blas_shim_on_the_hip_side_is_the_projects_and_cudnn_stays_reported(tmp_path):
+    files = {
+        "ops/blas_switch.h": (
+            "#pragma once\n#ifdef TINYGPU_ON_HIP\n#include <hip/hip_runtime.h>\n"
+            '#include "hip/blas_shim.h"\n#include "hip/blas_user.h"\n#else\n'
+            "#include <cuda_runtime.h>\n#include <cublas_v2.h>\n#endif\n"
+        ),
+        "ops/hip/blas_shim.h": (
+            "#pragma once\n#include <hipblas/hipblas.h>\n"
+            "typedef hipblasStatus_t cublasStatus_t;\ntypedef hipblasHandle_t cublasHandle_t;\n"
+            "cublasStatus_t cublasDestroy(cublasHandle_t h);\n"
+        ),
+        "ops/hip/blas_user.h": (
+            "#pragma once\ninline int drop(cublasHandle_t h) { return (int)cublasDestroy(h); }\n"
+            "inline void knob(cudnnHandle_t d) {}\n"
+        ),
+        "ops/gemm.cpp": '#include "blas_switch.h"\nint g(cublasHandle_t h) { return drop(h); }\n',
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    specs = [r for r in load_catalogue() if r.id in ("hip-stream", "vendor-blas-dnn")]
+    result = runner.run(Linter(specs), [tmp_path])
+    shown = {
+        (Path(d.path).resolve().relative_to(tmp_path.resolve()).as_posix(), d.position.line)
+        for d in result.diagnostics
+        if not d.guarded
+    }
+    assert shown == {("ops/hip/blas_user.h", 3)}  # cuDNN: nothing in the project defines it
