@@ -413,6 +413,7 @@ class Linter:
                 view.runtime_included = here in self.project_macros.runtime_included
                 view.project_names = self.project_macros.ported.get(here, {})
                 view.project_sites = self.project_macros.port_sites
+                view.hip_only = here in self.project_macros.hip_only
                 view.provided_device_functions = frozenset(self.project_macros.device_functions)
                 view.fallback_features = frozenset(self.project_macros.fallback_features)
             # A string that defines a kernel goes to the GPU compiler (hipcc or hiprtc on

@@ -170,8 +170,10 @@ def test_declarations_at_file_scope_with_their_hip_spelling():
         ("cudaDeviceSynchronize", "other"),
         ("cudaEventQuery", "other"),
     ]
+    # A forward declaration declares CUDA's own opaque type: CUDA's terms too.
     assert _declared("struct CUstream_st;\nusing cudaStream_t = CUstream_st *;\n") == [
-        ("cudaStream_t", "cuda")
+        ("CUstream_st", "cuda"),
+        ("cudaStream_t", "cuda"),
     ]
     assert project_port.counts(None, "hip") and not project_port.counts(None, "other")
     assert project_port.counts(True, "other") and not project_port.counts(True, "cuda")

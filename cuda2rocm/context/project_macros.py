@@ -28,6 +28,7 @@ from cuda2rocm.context import (
     build_defines,
     cython_includes,
     device_functions,
+    hip_only,
     library_users,
     preprocessor,
     project_port,
@@ -87,6 +88,8 @@ class ProjectMacros:
     #: and every such name of the run -> its first site.
     ported: dict[str, dict[str, str]] = field(default_factory=dict)
     port_sites: dict[str, str] = field(default_factory=dict)
+    #: Files only a ROCm build compiles (context.hip_only): the HIP side of a vendor switch.
+    hip_only: frozenset[str] = frozenset()
     digest: str = ""
 
     # -- building ------------------------------------------------------------------------------
@@ -156,6 +159,7 @@ class ProjectMacros:
         self.library_users, self.library_kept = library_users.users(
             self.texts, self._find, own.include_lines, line_value
         )
+        self.hip_only = hip_only.files(self.texts, self._find, own.include_lines, line_value, extra)
         self.ported, self.port_sites = project_port.provided(
             self.texts,
             self._find,
@@ -164,6 +168,7 @@ class ProjectMacros:
             own.include_lines,
             extra,
             own.head_definitions,
+            hip_only=self.hip_only.__contains__,
         )
         del self._in_progress, self._own, self._scan_key, self._model_key  # not facts
         self.texts = {}
@@ -324,6 +329,7 @@ class ProjectMacros:
         h.update(repr(sorted(self.fallback_features)).encode())
         h.update(repr(sorted((p, sorted(n.items())) for p, n in self.ported.items())).encode())
         h.update(repr(sorted(self.port_sites.items())).encode())
+        h.update(repr(sorted(self.hip_only)).encode())
         for p in PASSES:
             h.update(repr(sorted(self.sites[p].items())).encode())
         for key in sorted(self.states):

@@ -16,7 +16,10 @@ definition does not compile under nvcc (no HIP headers there), so its branch is 
 HIP branch, which the project's ROCm build takes. A project helper that names neither HIP nor
 CUDA (`#define CUBLAS_CHECK(x) ...`) counts only where a HIP pass surely compiles it. One that
 spells the name in CUDA's own terms (`using cudaStream_t = CUstream_st *;`) never counts: the
-name keeps CUDA's meaning under hipcc. Another vendor's mapping (`#define cudaStream_t
+name keeps CUDA's meaning under hipcc, except in a file only ROCm compiles (`hip_only`: the
+HIP side of the project's switch), where any definition counts: hipcc alone reads it. A forward
+declaration (`struct CUmod_st;`, the tag of `typedef struct CUfunc_st *CUfunction;`) declares
+CUDA's own opaque type, so it spells CUDA's terms. Another vendor's mapping (`#define cudaStream_t
 musaStream_t`, in an unknown branch) does not count either. Only declarations at file
 scope count (a preprocessor branch or `extern "C" { }` keeps it there); one inside a namespace or
 a function does not reach an unqualified use elsewhere.
@@ -78,6 +81,8 @@ _FILE_SCOPE = frozenset(
 Definition = tuple[str, int, str]
 _WORD = re.compile(r"[A-Za-z_]\w*")
 _NEWLINE = re.compile("\n")
+#: Tag specifiers: a forward declaration of one declares the name (`struct CUmod_st;`).
+_TAGS = frozenset({"struct_specifier", "class_specifier", "union_specifier", "enum_specifier"})
 _LIBRARY_WORD = re.compile(r"^(?:(?:cublas|cudnn|cusparse|curand|cufft)[A-Z]|(?:CUBLAS|CUDNN)_)")
 
 
@@ -125,7 +130,12 @@ def _names(node) -> list:
         name = node.child_by_field_name("name") or (node.named_children or [None])[0]
         return [name] if name is not None else []
     if kind == "type_definition":
-        return [_innermost(d) for d in node.children_by_field_name("declarator")]
+        out = [_innermost(d) for d in node.children_by_field_name("declarator")]
+        spec = node.child_by_field_name("type")
+        if spec is not None and spec.type in _TAGS:  # `typedef struct CUfunc_st *CUfunction;`
+            tag = spec.child_by_field_name("name")
+            out += [tag] if tag is not None else []
+        return out
     if kind == "function_definition":
         found = node.child_by_field_name("declarator")
         while found is not None and found.type not in ("identifier", "type_identifier"):
@@ -135,7 +145,7 @@ def _names(node) -> list:
         out = []
         body = node.child_by_field_name("body")
         name = node.child_by_field_name("name")
-        if name is not None and body is not None:
+        if name is not None and (body is not None or _forward(node)):
             out.append(name)
         if kind == "enum_specifier" and body is not None:
             out += [e.child_by_field_name("name") for e in body.named_children]
@@ -153,6 +163,27 @@ def _names(node) -> list:
     return []
 
 
+def _forward(node) -> bool:
+    """Whether `node` is a forward declaration at file scope (`struct CUmod_st;`): a tag
+    specifier with no body standing alone, not the type of a declaration."""
+    return (
+        node.type in _TAGS
+        and node.child_by_field_name("body") is None
+        and node.parent is not None
+        and node.parent.type in _FILE_SCOPE
+    )
+
+
+def _spelled(node, name, text_of: Callable) -> str:
+    """`spelling` of a definition's text with its name cut out. A forward declaration
+    spells CUDA's own terms: it declares the opaque type CUDA's headers declare."""
+    if _forward(node):
+        return "cuda"
+    text = text_of(node)
+    cut = name.start_byte - node.start_byte
+    return spelling(text[:cut] + text[cut + (name.end_byte - name.start_byte) :])
+
+
 def _innermost(declarator):
     """The identifier a (possibly pointer / init / array) declarator declares."""
     node = declarator
@@ -164,21 +195,19 @@ def _innermost(declarator):
 def definitions(root, text_of: Callable, data_start: Callable) -> tuple[Definition, ...]:
     """(name, line, spelled in HIP terms) of the file-scope CUDA-like definitions under
     `root`; `data_start(node)` gives a node's first line (1-based)."""
-    out = []
-    for node, name in declarations(root, text_of):
-        text = text_of(node)
-        cut = name.start_byte - node.start_byte
-        rest = text[:cut] + text[cut + (name.end_byte - name.start_byte) :]
-        out.append((text_of(name), data_start(node), spelling(rest)))
-    return tuple(out)
+    return tuple(
+        (text_of(name), data_start(node), _spelled(node, name, text_of))
+        for node, name in declarations(root, text_of)
+    )
 
 
-def counts(value, spelled: str) -> bool:
+def counts(value, spelled: str, hip_only: bool = False) -> bool:
     """Whether a definition on a line of this value (True / None / False for some HIP pass
     compiles it / unknown / none does) and of this `spelling` ports its name for a ROCm
     build: a HIP spelling where a HIP pass may compile it; a project helper where one surely
-    does; a CUDA spelling never (the name keeps CUDA's meaning)."""
-    if spelled == "hip":
+    does; a CUDA spelling never (the name keeps CUDA's meaning). In a file only ROCm compiles
+    (`hip_only`), any spelling where a HIP pass may compile it: hipcc alone reads it."""
+    if spelled == "hip" or hip_only:
         return value is not False
     return spelled == "other" and value is True
 
@@ -204,6 +233,7 @@ def provided(
     extra: Mapping[str, Sequence[tuple[str, int]]] | None = None,
     head_defined: Callable[[str, str], tuple[Definition, ...]] | None = None,
     is_header: Callable[[str], bool] = lambda p: p.endswith(HEADER_SUFFIXES),
+    hip_only: Callable[[str], bool] = lambda p: False,
 ) -> tuple[dict[str, dict[str, str]], dict[str, str]]:
     """(path -> {name: "header:line"} the project headers it includes provide, or, for a
     header, every one of its includers defines before including it (`include_context`),
@@ -213,7 +243,8 @@ def provided(
     `include_lines` (kept per file by the caller). `extra`: include edges (target, line) of
     files with no preprocessor (Cython's `cdef extern from`, `cython_includes`), every one
     taken. `head_defined(path, head)`: `text_definitions` of a file's text up to its last
-    include (what an includer defines before an include; `defined` when not given)."""
+    include (what an includer defines before an include; `defined` when not given).
+    `hip_only(path)`: whether only ROCm compiles that file (`hip_only`: any spelling counts)."""
     edges: dict[str, list[tuple[str, int]]] = {}
     for path, text in texts.items():
         if "include" in text:
@@ -229,7 +260,7 @@ def provided(
             continue  # a Cython file: no C definitions
         names: dict[str, str] = {}
         for name, line, spelled in defined(path, texts[path]):
-            if counts(line_value(path, line), spelled):
+            if counts(line_value(path, line), spelled, hip_only(path)):
                 sites.setdefault(path, []).append((name, line, f"{path}:{line}"))
                 names.setdefault(name, f"{path}:{line}")
         if names:
@@ -240,7 +271,7 @@ def provided(
         head = "\n".join(texts[path].split("\n")[: max(line for _, line in out)])
         if _head_candidate(head):
             for name, line, spelled in (head_defined or defined)(path, head):
-                if counts(line_value(path, line), spelled):
+                if counts(line_value(path, line), spelled, hip_only(path)):
                     sites.setdefault(path, []).append((name, line, f"{path}:{line}"))
     if not sites:
         return {}, {}
@@ -358,14 +389,12 @@ def _own_names(view) -> FileNames:
     starts: set[int] = set()
     sites: dict[str, list[tuple[int, int, bool]]] = {}
     model = view.line_model
+    hip_only = bool(getattr(view, "hip_only", False))
     for node, name in declarations(view.tree.root_node, view.text):
         starts.add(name.start_byte)
         line = node.start_point[0] + 1
-        text = view.text(node)
-        cut = name.start_byte - node.start_byte
-        rest = text[:cut] + text[cut + (name.end_byte - name.start_byte) :]
         value = True if model is None else model.value(line)
-        anywhere = counts(value, spelling(rest))
+        anywhere = counts(value, _spelled(node, name, view.text), hip_only)
         sites.setdefault(view.text(name), []).append((view.span(name)[1], line, anywhere))
     source = view.source.text
     return FileNames(

@@ -124,6 +124,37 @@ def judge(
     )
 
 
+def hip_sides(
+    texts: Mapping[str, str], find: Find | None = None
+) -> tuple[frozenset[str], dict[str, tuple[tuple[int, int], ...]]]:
+    """(files HIP by what they hold unconditionally and not CUDA: an include of a HIP header,
+    a `#define cudaX hipX` map, or an include of another such file; path -> the (first, last)
+    lines of each `#if` arm that spells HIP and no CUDA, by its own text and the project
+    headers it includes; comments left out, an include guard is no arm). nvcc compiles
+    neither: no HIP headers there (`hip_only`)."""
+    headers = _HeaderKinds(texts, find)
+    graph = headers._graph()
+    hip = frozenset(p for p, f in graph.items() if HIP in f and CUDA not in f)
+    arms: dict[str, tuple[tuple[int, int], ...]] = {}
+    for path, text in texts.items():
+        if "#" not in text or not (_HIP.search(text) or headers.reaches_hip(path, text)):
+            continue
+        blanked = blank_comments(text)
+        guard = _DIRECTIVE.search(blanked) if _guard(blanked) else None
+        first = blanked.count("\n", 0, guard.start()) + 1 if guard is not None else 0
+        spans = []
+        for chain in _chains(blanked):
+            if chain[0][1] == first:
+                continue  # the include guard: the whole file, not an arm of a switch
+            for _, line, body in chain:
+                flags = headers.arm(path, body)
+                if HIP in flags and CUDA not in flags:
+                    spans.append((line, line + body.count("\n")))
+        if spans:
+            arms[path] = tuple(sorted(spans))
+    return hip, arms
+
+
 Chain = list[tuple[str, int, str]]
 
 

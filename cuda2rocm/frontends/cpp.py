@@ -231,6 +231,9 @@ class CppView:
     #: (context.project_port, set by the engine).
     project_names: dict[str, str] = field(default_factory=dict)
     project_sites: dict[str, str] = field(default_factory=dict)
+    #: Only a ROCm build compiles this file: the HIP side of a vendor switch (context.hip_only,
+    #: set by the engine); its definitions are the project's port whatever they spell.
+    hip_only: bool = False
 
     def __post_init__(self) -> None:
         text = self.source.text
