@@ -1,6 +1,6 @@
 """Code that is NVIDIA-only by design or by decision: reported once, not line by line.
 
-Three signals, each one a fact that can be read statically; anything short of them stays
+Signals, each one a fact that can be read statically; anything short of them stays
 reported (unknown is not "not on the ROCm path").
 
 1. **Architecture-specific components** (`arch_components`). A sub-folder of the run with its
@@ -35,6 +35,9 @@ reported (unknown is not "not on the ROCm path").
    (directly, or through such a folder's package, e.g. FA4's `tests/cute` importing
    `flash_attn.cute`) is a CUDA-only component: one finding at its first `cutlass` import, the
    rest guarded, except files that name ROCm (as in 1).
+1c. **Standalone CUDA sub-projects** (`standalone_cuda`): a folder with a CMake `project()`
+   of its own for CUDA that no other build file of the run adds or names, with no ROCm branch
+   and no ported source: nothing built for ROCm compiles it (a C++ test harness, a sample).
 2. **Declared CUDA-only** (`cuda-only = ["hopper/", "tools/ci/"]` in `[tool.cuda2rocm]`):
    paths the project has decided to keep NVIDIA-only. Every finding in them is guarded with
    "declared CUDA-only in <config file>"; no summary, the decision is taken.
@@ -414,9 +417,28 @@ def components(
     (warm.FactsMemo) keeps what one file or folder gives across runs."""
     files = list(files)
     found = arch_components(files, root, memo) + dsl_components(files, root, memo)
+    found += standalone(files, root, memo)
     return [
         c for c in found if not any(o is not c and c.root.is_relative_to(o.root) for o in found)
     ]
+
+
+def standalone(
+    files: list[tuple[Path, str, str, bytes]], root: Path | None, memo=None
+) -> list[Component]:
+    """Signal 1c: CMake sub-projects of their own for CUDA that nothing else builds
+    (`standalone_cuda`)."""
+    from cuda2rocm.context.standalone_cuda import standalone_components
+
+    memo = memo if memo is not None else NoMemo()
+    out: list[Component] = []
+    for folder, display, line, why, label in standalone_components(
+        files, root, CMAKE_ROCM, AMD_TARGET, COMPILED
+    ):
+        held = _held_memo(memo, folder)
+        if held:
+            out.append(VendorComponent(folder, display, line, why, label, held))
+    return out
 
 
 # -- 3. CUDA variants of scripts ----------------------------------------------------------------
