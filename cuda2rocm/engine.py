@@ -123,6 +123,11 @@ class Linter:
         #: Folders the project's own build hipifies (CMake hipify(), a hipify-perl script the
         #: build runs; set by the runner): name-mapping checks have nothing to ask there.
         self.hipified_dirs: frozenset[Path] = frozenset()
+        #: Files a torch extension's sources include that its hipify leaves alone
+        #: (context.extension_calls.project_reach), and files a CMake or Cython build
+        #: compiles (context.other_builds): what findings there say about the build.
+        self.torch_unhipified: frozenset[Path] = frozenset()
+        self.other_builds: dict[Path, str] = {}
         #: The project's own macros (header #defines, build -D flags) for the preprocessor
         #: model: a context.project_macros.ProjectMacros set by the runner, or None.
         self.project_macros = None
@@ -174,6 +179,18 @@ class Linter:
         from cuda2rocm.build_context import is_torch_built
 
         return is_torch_built(path, self.hipified_dirs)
+
+    def build_note_for(self, path: str) -> str:
+        """What the run knows of the build of a file torch's hipify does not rewrite
+        (CppContext.build_note): the other build that compiles it, "unhipified", or ""."""
+        from cuda2rocm.build_context import resolved_path
+
+        if not (self.other_builds or self.torch_unhipified):
+            return ""
+        resolved = resolved_path(path)
+        if resolved in self.other_builds:
+            return self.other_builds[resolved]
+        return "unhipified" if resolved in self.torch_unhipified else ""
 
     def _may_embed(self, data: bytes) -> bool:
         return any(t in data for t in _EMBED_TOKENS) and bool(self._rules_for("cuda")[1])
@@ -432,6 +449,7 @@ class Linter:
                     targets=self.targets,
                     torch_built=torch_built,
                     hipified=self.hipified_for(source.path),
+                    build_note=self.build_note_for(source.path),
                     jit=jit,
                 ),
                 line_model,

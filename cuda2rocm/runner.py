@@ -102,6 +102,9 @@ def file_digest(linter: Linter, item: Found, data: bytes) -> str:
         digest += getattr(linter, "cmake_key", "")
     if item.language == "cuda" and linter.hipified_for(item.display):
         digest += "+hipified"
+    if item.language == "cuda" and not built:
+        note = linter.build_note_for(item.display)
+        digest += f"+built:{note}" if note else ""
     if linter.project_macros is not None and (item.language == "cuda" or linter._may_embed(data)):
         digest += "+pp" + linter.project_macros.digest
     return digest
@@ -427,6 +430,8 @@ def prepare(
     filled with every file read here; `memo` keeps the expensive parts across runs."""
     from cuda2rocm.context import build_defines, nvidia_options
     from cuda2rocm.context.cmake_hipify import cmake_hipified
+    from cuda2rocm.context.extension_calls import project_reach
+    from cuda2rocm.context.other_builds import other_built
     from cuda2rocm.context.project_macros import ProjectMacros
     from cuda2rocm.context.python_hipify import python_hipified_dirs
     from cuda2rocm.context.unbuilt import unbuilt_sources
@@ -436,7 +441,10 @@ def prepare(
     have = {} if have is None else have
     have.update({index: data for index, _, data in read})
     python = [(i.path, d) for i, d in _contents(items, have, lambda i: i.language == "python")]
-    linter.torch_built_dirs = torch_built_dirs(python, memo)
+    # Folders of extension sources, and the files torch's hipify reaches from them through
+    # their includes (include_dirs / extra_include_paths as header_include_dirs).
+    reached, linter.torch_unhipified = project_reach(python)
+    linter.torch_built_dirs = torch_built_dirs(python, memo) | reached
     texts = {
         item.display: have[index].decode("utf-8", "replace")
         for index, item in enumerate(items)
@@ -451,6 +459,10 @@ def prepare(
             {resolved_path(str(p)): d for p, d in python}
             | {resolved_path(str(i.path)): d for i, d in scripts if i.language == "shell"},
         )
+    )
+    linter.other_builds = other_built(
+        (i.path, i.language, d)
+        for i, d in _contents(items, have, lambda i: i.language in ("cmake", "cython"))
     )
     builds = [
         (item.path, item.display, data)

@@ -286,6 +286,8 @@ def _prune(directory: Path) -> None:
 FACTS = (
     "torch_built_dirs",
     "hipified_dirs",
+    "torch_unhipified",
+    "other_builds",
     "project_macros",
     "python_index",
     "build_membership",

@@ -271,15 +271,16 @@ class Rule(CppRule):
                     # is code ROCm should take, not lose for good with the finding silenced.
                     reason = cuda_only_reason(_body_text(view, branch, cond))
                     if reason is None:
-                        fix, message = self._take_on_rocm(node, cond, message)
+                        fix, message = self._take_on_rocm(branch, node, cond, version, message)
                     else:
                         message += f"; {reason}, so the guard loses nothing on ROCm"
                 self.report(where, message, fix, severity=severity)
 
-    def _take_on_rocm(self, node, cond, message: str):
+    def _take_on_rocm(self, branch, node, cond, version: str, message: str):
         """The branch holds code ROCm can run: no CUDA-only guard. Where the comparison is the
-        whole condition, the unsafe fix lets ROCm take the branch (`|| defined(__HIP__)`, or
-        `USE_ROCM` in torch builds): the code it holds must then build and work with HIP."""
+        whole condition (`_whole`) and the chain tests no platform yet (`_platform_tested`),
+        the unsafe fix lets ROCm take the branch (`|| defined(__HIP__)`, or `USE_ROCM` in
+        torch builds): the code it holds must then build and work with HIP."""
         side = "defined(USE_ROCM)" if self.view.torch_built else "defined(__HIP__)"
         message = message.replace(
             "make this branch CUDA-only with", "do not make this branch CUDA-only with"
@@ -288,14 +289,54 @@ class Rule(CppRule):
             "; the branch holds code ROCm can run (HIP has every name it uses), so ROCm "
             f"should take it: `|| {side}` or a ROCm version test"
         )
-        if node != cond:
+        if not _whole(self.view, cond, node, version) or self._platform_tested(branch):
             return None, message
-        text = self.view.text(node)
-        edit = self.replace(node, f"{text} || {side}")
+        text = self.view.text(cond)
+        edit = self.replace(cond, f"{text} || {side}")
         return self.fix(edit, description=f"add || {side}", safety=Safety.UNSAFE), message
+
+    def _platform_tested(self, branch) -> bool:
+        """The condition of `branch`, or of an arm before it in its `#if` chain, names a
+        platform test (the rule's `platform_tests`)."""
+        view = self.view
+        tests = frozenset(self.spec.tables.get("platform_tests", ()))
+        arm = branch
+        while arm is not None and arm.type in _CHAIN:
+            cond = arm.child_by_field_name("condition") or arm.child_by_field_name("name")
+            if (
+                cond is not None
+                and {view.text(n) for n in _walk(cond) if n.type == "identifier"} & tests
+            ):
+                return True
+            arm = arm.parent if arm.type in ("preproc_elif", "preproc_elifdef") else None
+        return False
 
 
 _ROCM_VALUES = (0, 500, 702, 1000)
+_CHAIN = ("preproc_if", "preproc_ifdef", "preproc_elif", "preproc_elifdef")
+
+
+def _bare(node):
+    """`node` without the parentheses around it."""
+    while node is not None and node.type == "parenthesized_expression" and node.named_children:
+        node = node.named_children[0]
+    return node
+
+
+def _whole(view, cond, node, version: str) -> bool:
+    """The comparison is the whole condition: alone, in parentheses, or after a
+    `defined(<the same macro>) &&` that only keeps the test off where it is undefined."""
+    bare = _bare(cond)
+    if bare == node:
+        return True
+    if bare is None or bare.type != "binary_expression":
+        return False
+    op = bare.child_by_field_name("operator")
+    if op is None or view.text(op) != "&&":
+        return False
+    left, right = _bare(bare.child_by_field_name("left")), _bare(bare.child_by_field_name("right"))
+    guard = "".join(view.text(left).split()) if left is not None else ""
+    return right == node and guard in (f"defined({version})", f"defined{version}")
 
 
 def _message(version: str, guard: str) -> str:

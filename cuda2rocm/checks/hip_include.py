@@ -34,6 +34,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from cuda2rocm import names
+from cuda2rocm.build_notes import not_hipified
 from cuda2rocm.compat_header import HIP_CONDITION, RUNTIME, THRUST_POLICIES
 from cuda2rocm.frontends.cpp import CppRule, Include, ancestors, nodes_of_type
 from cuda2rocm.model import Edit, Severity
@@ -167,8 +168,8 @@ class Rule(CppRule):
             else:
                 message = (
                     f"<{name}> is CUB, which ROCm replaces with hipCUB: include "
-                    "<hipcub/hipcub.hpp> and use hipcub:: in a ROCm branch (this file is not "
-                    "built by torch's cpp_extension, which would rename both)"
+                    "<hipcub/hipcub.hpp> and use hipcub:: in a ROCm branch "
+                    f"({not_hipified(self.view.build_note, 'rename both')})"
                 )
                 severity = Severity.WARNING
             self.report((inc.start, inc.end), message, severity=severity, data={"cuda_name": name})
@@ -179,7 +180,7 @@ class Rule(CppRule):
                 self.report(
                     (inc.start, inc.end),
                     f"rocThrust spells <{name}> as <{hip}> (and thrust::cuda as thrust::hip); "
-                    "this file is not built by torch's cpp_extension, which would rename both",
+                    + not_hipified(self.view.build_note, "rename both"),
                     self._thrust_header_fix(inc, hip),
                     severity=Severity.WARNING,
                     data={"cuda_name": name},
@@ -235,8 +236,8 @@ class Rule(CppRule):
             self.report(
                 node,
                 f"rocThrust has no `{spelled}`: it spells it "
-                f"`{spelled.replace('cuda', 'hip', 1)}` (this file is not built by torch's "
-                "cpp_extension, which would rename it)",
+                f"`{spelled.replace('cuda', 'hip', 1)}` "
+                f"({not_hipified(view.build_note, 'rename it')})",
                 fix,
                 data={"cuda_name": spelled},
             )
@@ -305,8 +306,7 @@ class Rule(CppRule):
         )
         self.report(
             (inc.start, inc.end),
-            f"<{inc.name}> does not exist on ROCm and this file is not built by torch's "
-            f"cpp_extension (which would hipify it): {how}",
+            f"<{inc.name}> does not exist on ROCm and {not_hipified(self.view.build_note)}: {how}",
             fix,
             severity=Severity.WARNING,
             data={"cuda_name": inc.name},

@@ -23,6 +23,7 @@ from __future__ import annotations
 import bisect
 
 from cuda2rocm import names
+from cuda2rocm.build_notes import not_hipified
 from cuda2rocm.context import project_port
 from cuda2rocm.frontends.cpp import CppRule
 from cuda2rocm.frontends.sites import by_line
@@ -124,8 +125,8 @@ class Rule(CppRule):
         )
         self.report(
             line[0][:2],
-            f"{'; '.join(mapped)}, and this file is not built by torch's cpp_extension (which "
-            f"would hipify it): map it for hipcc{hint}",
+            f"{'; '.join(mapped)}, and {not_hipified(self.view.build_note)}: map it for "
+            f"hipcc{hint}",
             fix,
             severity=Severity.WARNING,
             data=data,

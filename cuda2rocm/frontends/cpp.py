@@ -147,6 +147,10 @@ class CppContext:
     torch_built: bool | None = None
     #: The project's own build hipifies this file (build_context.hipified_dirs).
     hipified: bool = False
+    #: What the run knows of the build of a file torch does not hipify (engine.build_note_for):
+    #: "unhipified" (a torch extension includes it, but its hipify does not reach it), the
+    #: build that compiles it ("CMake", "Cython"), or "" (nothing known).
+    build_note: str = ""
     #: Kernel source handed to a run-time compiler (a string in a Python file, not a
     #: `load_inline` source): the JIT, not the file, decides what it is compiled with.
     jit: bool = False
@@ -193,6 +197,8 @@ class CppView:
     defines: list[tree_sitter.Node] = field(default_factory=list)
     #: The project's own build hipifies this file (names are renamed there, not by torch).
     hipified: bool = False
+    #: CppContext.build_note.
+    build_note: str = ""
     #: Kernel source handed to a run-time compiler (CppContext.jit).
     jit: bool = False
     declarations: list[tree_sitter.Node] = field(default_factory=list)
@@ -815,6 +821,7 @@ def run_rules(
     if ctx.torch_built is not None:
         view.torch_built = ctx.torch_built
     view.hipified = ctx.hipified
+    view.build_note = ctx.build_note
     view.jit = ctx.jit
     if line_model is not None:
         view.line_model = line_model(view)
