@@ -228,7 +228,6 @@ def test_an_unknown_live_glob_keeps_files_reported(tmp_path):
     assert "`kernels/nv_only`" not in labels
 
 
-
 def test_an_unknown_glob_that_only_feeds_searches_and_loops_cancels_nothing(tmp_path):
     # A toolkit finder globbing install folders: the list reaches find_program hints, a loop
     # and a message, through a derived variable; no target is built from it.
@@ -250,6 +249,7 @@ def test_an_unknown_glob_that_only_feeds_searches_and_loops_cancels_nothing(tmp_
     files = _project(tmp_path, {**SOURCES, "CMakeLists.txt": TOP + built})
     labels = [c.label for c in membership(files, tmp_path).components]
     assert "`kernels/nv_only`" not in labels
+
 
 def test_cli_reports_one_component_and_guards_the_findings(cli, tmp_path):
     files = dict(SOURCES)

@@ -16,8 +16,11 @@ definition does not compile under nvcc (no HIP headers there), so its branch is 
 HIP branch, which the project's ROCm build takes. A project helper that names neither HIP nor
 CUDA (`#define CUBLAS_CHECK(x) ...`) counts only where a HIP pass surely compiles it. One that
 spells the name in CUDA's own terms (`using cudaStream_t = CUstream_st *;`) never counts: the
-name keeps CUDA's meaning under hipcc. Another vendor's mapping (`#define cudaStream_t
-musaStream_t`, in an unknown branch) does not count either. Only declarations at file
+name keeps CUDA's meaning under hipcc. A CUDA word the same file defined above in HIP terms is
+HIP's there (`#define cublasSetMathMode(h, m) CUBLAS_STATUS_SUCCESS` below `#define
+CUBLAS_STATUS_SUCCESS HIPBLAS_STATUS_SUCCESS`: hipcc expands it to the HIP name). Another
+vendor's mapping (`#define cudaStream_t musaStream_t`, in an unknown branch) does not count
+either. Only declarations at file
 scope count (a preprocessor branch or `extern "C" { }` keeps it there); one inside a namespace or
 a function does not reach an unqualified use elsewhere.
 
@@ -52,12 +55,18 @@ from cuda2rocm.context.runtime_provided import include_lines
 #: Files compiled only inside another one (`include_context`: they see their includers).
 HEADER_SUFFIXES = (".h", ".hh", ".hpp", ".hxx", ".cuh", ".inl", ".inc", ".pxi")
 #: Declared names rules may read as CUDA names: the CUDA runtime/driver, libraries (cuBLAS,
-#: cuDNN, ...), `__nv_*` types, and the CUB / libcu++ namespaces.
-CUDA_LIKE = re.compile(r"^(?:cu|CU|__nv|nv|NV)")
+#: cuDNN, ...), `__nv_*` types, the CUB / libcu++ namespaces, and the warp builtins.
+#: CUDA's warp builtins (`__shfl_xor_sync`, `__ballot_sync`, `__activemask`, `__syncwarp`): a
+#: port maps them too (`#define __shfl_xor_sync(mask, v, l, w) __shfl_xor(v, l, w)`).
+_WARP_BUILTIN = (
+    r"__(?:shfl(?:_up|_down|_xor)?|ballot|any|all|match_any|match_all|reduce_\w+)_sync\b"
+    r"|__activemask\b|__syncwarp\b"
+)
+CUDA_LIKE = re.compile(rf"^(?:cu|CU|__nv|nv|NV|{_WARP_BUILTIN})")
 #: An identifier of a HIP spelling: hipStream_t, HIPBLAS_OP_N, __hip_bfloat16, hipcub, rocprim.
 _HIP_WORD = re.compile(r"(?<![A-Za-z0-9])_*(?:hip|HIP)\w|\broc(?:prim|thrust|blas|rand|fft)\b")
 #: A cheap test before parsing: a file with none of these words declares no CUDA name.
-_CANDIDATE = re.compile(r"\b(?:cu|CU|__nv|nv|NV)\w")
+_CANDIDATE = re.compile(rf"\b(?:(?:cu|CU|__nv|nv|NV)\w|{_WARP_BUILTIN})")
 #: Nodes whose children are still at file scope.
 _FILE_SCOPE = frozenset(
     {
@@ -81,9 +90,14 @@ _NEWLINE = re.compile("\n")
 _LIBRARY_WORD = re.compile(r"^(?:(?:cublas|cudnn|cusparse|curand|cufft)[A-Z]|(?:CUBLAS|CUDNN)_)")
 
 
-def spelling(text: str) -> str:
-    """ "hip", "cuda" or "other": what a definition's text (its name left out) spells."""
+def spelling(text: str, ported: frozenset[str] | set[str] = frozenset()) -> str:
+    """ "hip", "cuda" or "other": what a definition's text (its name left out) spells.
+    `ported`: names the same file defined above in HIP terms; a word among them is HIP's
+    there (`#define cublasSetMathMode(h, m) CUBLAS_STATUS_SUCCESS` below `#define
+    CUBLAS_STATUS_SUCCESS HIPBLAS_STATUS_SUCCESS`)."""
     if _HIP_WORD.search(text) is not None:
+        return "hip"
+    if ported and not ported.isdisjoint(_WORD.findall(text)):
         return "hip"
     from cuda2rocm import names
 
@@ -165,11 +179,15 @@ def definitions(root, text_of: Callable, data_start: Callable) -> tuple[Definiti
     """(name, line, spelled in HIP terms) of the file-scope CUDA-like definitions under
     `root`; `data_start(node)` gives a node's first line (1-based)."""
     out = []
-    for node, name in declarations(root, text_of):
+    ported: set[str] = set()
+    for node, name in sorted(declarations(root, text_of), key=lambda d: d[0].start_byte):
         text = text_of(node)
         cut = name.start_byte - node.start_byte
         rest = text[:cut] + text[cut + (name.end_byte - name.start_byte) :]
-        out.append((text_of(name), data_start(node), spelling(rest)))
+        spelled = spelling(rest, ported)
+        if spelled == "hip":
+            ported.add(text_of(name))
+        out.append((text_of(name), data_start(node), spelled))
     return tuple(out)
 
 
@@ -358,14 +376,19 @@ def _own_names(view) -> FileNames:
     starts: set[int] = set()
     sites: dict[str, list[tuple[int, int, bool]]] = {}
     model = view.line_model
-    for node, name in declarations(view.tree.root_node, view.text):
+    ported: set[str] = set()
+    found = sorted(declarations(view.tree.root_node, view.text), key=lambda d: d[0].start_byte)
+    for node, name in found:
         starts.add(name.start_byte)
         line = node.start_point[0] + 1
         text = view.text(node)
         cut = name.start_byte - node.start_byte
         rest = text[:cut] + text[cut + (name.end_byte - name.start_byte) :]
         value = True if model is None else model.value(line)
-        anywhere = counts(value, spelling(rest))
+        spelled = spelling(rest, ported)
+        if spelled == "hip":
+            ported.add(view.text(name))
+        anywhere = counts(value, spelled)
         sites.setdefault(view.text(name), []).append((view.span(name)[1], line, anywhere))
     source = view.source.text
     return FileNames(
