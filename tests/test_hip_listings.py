@@ -178,3 +178,20 @@ def test_a_mapping_through_a_name_the_header_mapped_above(tmp_path: Path) -> Non
     write_tree(tmp_path, {"lib/lib-cu/vendor/hipmap.h": header})
     reported, _ = _findings(lint_rules(tmp_path / "lib", *RULES), "tune.cu")
     assert [d.rule for d in reported] == ["hip-stream"]
+
+
+def test_a_helper_defined_through_names_an_included_header_maps(tmp_path: Path) -> None:
+    # common.cuh's helper spells cuBLAS's status, which vendor/hipmap.h (included above,
+    # under the HIP target's definition) maps to hipBLAS: hipcc expands it to HIP names.
+    _project(tmp_path)
+    header = HIPMAP + "#define CUBLAS_STATUS_SUCCESS HIPBLAS_STATUS_SUCCESS\n"
+    helper = "#define CUBLAS_TRY(e) do { if ((e) != CUBLAS_STATUS_SUCCESS) return; } while (0)\n"
+    use = '#include "common.cuh"\nint status();\nvoid go() { CUBLAS_TRY(status()); }\n'
+    files = {"lib/lib-cu/common.cuh": COMMON + helper, "lib/lib-cu/go.cu": use}
+    write_tree(tmp_path, {"lib/lib-cu/vendor/hipmap.h": header, **files})
+    rules = (*RULES, "vendor-blas-dnn")
+    reported, _ = _findings(lint_rules(tmp_path / "lib", *rules), "go.cu")
+    assert reported == []
+    write_tree(tmp_path, {"lib/lib-cu/vendor/hipmap.h": HIPMAP})  # nothing maps the status
+    reported, _ = _findings(lint_rules(tmp_path / "lib", *rules), "go.cu")
+    assert [d.rule for d in reported] == ["vendor-blas-dnn"]

@@ -175,11 +175,14 @@ def _innermost(declarator):
     return node
 
 
-def definitions(root, text_of: Callable, data_start: Callable) -> tuple[Definition, ...]:
+def definitions(
+    root, text_of: Callable, data_start: Callable, seen: frozenset[str] = frozenset()
+) -> tuple[Definition, ...]:
     """(name, line, spelled in HIP terms) of the file-scope CUDA-like definitions under
-    `root`; `data_start(node)` gives a node's first line (1-based)."""
+    `root`; `data_start(node)` gives a node's first line (1-based); `seen`: names already
+    mapped to HIP where the file is compiled (its includes' port)."""
     out = []
-    ported: set[str] = set()
+    ported: set[str] = set(seen)
     for node, name in sorted(declarations(root, text_of), key=lambda d: d[0].start_byte):
         text = text_of(node)
         cut = name.start_byte - node.start_byte
@@ -201,16 +204,16 @@ def counts(value, spelled: str) -> bool:
     return spelled == "other" and value is True
 
 
-def text_definitions(text: str) -> tuple[Definition, ...]:
+def text_definitions(text: str, ported: frozenset[str] = frozenset()) -> tuple[Definition, ...]:
     """`definitions` of a file's text, parsed with the C++ front-end (only when a CUDA-like
-    word occurs)."""
+    word occurs); `ported`: names the file sees mapped to HIP by the headers it includes."""
     if _CANDIDATE.search(text) is None:
         return ()
     from cuda2rocm.frontends import cpp
     from cuda2rocm.sources import SourceFile
 
     view = cpp.parse(SourceFile("<header>", "cuda", text))
-    return definitions(view.tree.root_node, view.text, lambda n: n.start_point[0] + 1)
+    return definitions(view.tree.root_node, view.text, lambda n: n.start_point[0] + 1, ported)
 
 
 def provided(
@@ -242,11 +245,14 @@ def provided(
     targets |= {t for out in (extra or {}).values() for t, _ in out}
     own: dict[str, dict[str, str]] = {}
     sites: dict[str, list[tuple[str, int, str]]] = {}  # path -> (name, line, site) that count
+    cuda_spelled: list[str] = []  # headers with a definition in CUDA terms
     for path in sorted(targets):
         if path not in texts:
             continue  # a Cython file: no C definitions
         names: dict[str, str] = {}
         for name, line, spelled in defined(path, texts[path]):
+            if spelled == "cuda" and (not cuda_spelled or cuda_spelled[-1] != path):
+                cuda_spelled.append(path)
             if counts(line_value(path, line), spelled):
                 sites.setdefault(path, []).append((name, line, f"{path}:{line}"))
                 names.setdefault(name, f"{path}:{line}")
@@ -267,6 +273,8 @@ def provided(
         for path, out in edges.items()
     }
     result = _own_includes(own, live_edges) if own else {}
+    if _respell(cuda_spelled, texts, result, line_value, own, sites):
+        result = _own_includes(own, live_edges)
     graph: dict[str, tuple[include_context.Event, ...]] = {}
     for path in set(live_edges) | set(extra or {}) | set(sites):
         out = [*live_edges.get(path, ()), *(extra or {}).get(path, ())]
@@ -280,6 +288,33 @@ def provided(
         for name, site in own[path].items():
             anywhere.setdefault(name, site)
     return result, anywhere
+
+
+def _respell(
+    paths: Sequence[str],
+    texts: Mapping[str, str],
+    seen: Mapping[str, Mapping[str, str]],
+    line_value: Callable[[str, int], object],
+    own: dict[str, dict[str, str]],
+    sites: dict[str, list[tuple[str, int, str]]],
+) -> bool:
+    """Definitions in CUDA terms whose CUDA words the headers their file includes map to HIP
+    (common.cuh's `#define X_CHECK(e) ... CUBLAS_STATUS_SUCCESS ...` after including the port
+    header that maps `CUBLAS_STATUS_SUCCESS`): hipcc expands them to HIP names, so they count.
+    Added to `own` / `sites`; whether any was."""
+    added = False
+    for path in paths:
+        ported = frozenset(seen.get(path, ()))
+        if not ported:
+            continue
+        for name, line, spelled in text_definitions(texts[path], ported):
+            if spelled != "hip" or name in own.get(path, {}):
+                continue
+            if counts(line_value(path, line), spelled):
+                sites.setdefault(path, []).append((name, line, f"{path}:{line}"))
+                own.setdefault(path, {})[name] = f"{path}:{line}"
+                added = True
+    return added
 
 
 _COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
