@@ -195,3 +195,16 @@ def test_a_helper_defined_through_names_an_included_header_maps(tmp_path: Path) 
     write_tree(tmp_path, {"lib/lib-cu/vendor/hipmap.h": HIPMAP})  # nothing maps the status
     reported, _ = _findings(lint_rules(tmp_path / "lib", *rules), "go.cu")
     assert [d.rule for d in reported] == ["vendor-blas-dnn"]
+
+
+def test_an_arch_value_the_port_defines(tmp_path: Path) -> None:
+    # The port header gives `__CUDA_ARCH__` a value on ROCm: the comparison is the project's.
+    _project(tmp_path)
+    use = '#include "common.cuh"\n#if __CUDA_ARCH__ >= 700\nint fast();\n#endif\n'
+    write_tree(tmp_path, {"lib/lib-cu/arch.cu": use})
+    rules = (*RULES, "cuda-arch-macro")
+    reported, _ = _findings(lint_rules(tmp_path / "lib", *rules), "arch.cu")
+    assert [d.rule for d in reported] == ["cuda-arch-macro"]
+    write_tree(tmp_path, {"lib/lib-cu/vendor/hipmap.h": HIPMAP + "#define __CUDA_ARCH__ 1300\n"})
+    reported, _ = _findings(lint_rules(tmp_path / "lib", *rules), "arch.cu")
+    assert reported == []

@@ -56,11 +56,12 @@ from cuda2rocm.context.runtime_provided import include_lines
 HEADER_SUFFIXES = (".h", ".hh", ".hpp", ".hxx", ".cuh", ".inl", ".inc", ".pxi")
 #: Declared names rules may read as CUDA names: the CUDA runtime/driver, libraries (cuBLAS,
 #: cuDNN, ...), `__nv_*` types, the CUB / libcu++ namespaces, and the warp builtins.
-#: CUDA's warp builtins (`__shfl_xor_sync`, `__ballot_sync`, `__activemask`, `__syncwarp`): a
-#: port maps them too (`#define __shfl_xor_sync(mask, v, l, w) __shfl_xor(v, l, w)`).
+#: CUDA's warp builtins (`__shfl_xor_sync`, `__ballot_sync`, `__activemask`, `__syncwarp`) and
+#: nvcc's `__CUDA_ARCH__`: a port maps them too (`#define __shfl_xor_sync(mask, v, l, w)
+#: __shfl_xor(v, l, w)`, `#define __CUDA_ARCH__ 1300` to take the CUDA code paths on ROCm).
 _WARP_BUILTIN = (
     r"__(?:shfl(?:_up|_down|_xor)?|ballot|any|all|match_any|match_all|reduce_\w+)_sync\b"
-    r"|__activemask\b|__syncwarp\b"
+    r"|__activemask\b|__syncwarp\b|__CUDA_ARCH__\b"
 )
 CUDA_LIKE = re.compile(rf"^(?:cu|CU|__nv|nv|NV|{_WARP_BUILTIN})")
 #: An identifier of a HIP spelling: hipStream_t, HIPBLAS_OP_N, __hip_bfloat16, hipcub, rocprim.
