@@ -198,3 +198,14 @@ def test_a_cached_run_keeps_the_sibling_guarded(tmp_path: Path) -> None:
     (tmp_path / "t/CMakeLists.txt").write_text(CHAIN.replace("add_subdirectory(engine/hip)", ""))
     after = json.loads(CliRunner().invoke(main, cached).output)["diagnostics"]
     assert not any("the CUDA sibling of" in (d.get("guarded") or "") for d in after)
+
+
+def test_a_recursive_glob_that_reaches_it_keeps_it(tmp_path: Path) -> None:
+    # The glob names neither sibling, but compiles the CUDA one's sources wherever it runs.
+    _chain(tmp_path)
+    text = (tmp_path / "CMakeLists.txt").read_text()
+    text += "file(GLOB_RECURSE QUUX_ALL ${PROJECT_SOURCE_DIR}/engine/*.cu)\n"
+    text += "add_library(quux_all ${QUUX_ALL})\n"
+    (tmp_path / "CMakeLists.txt").write_text(text)
+    reported, guarded = _split(lint_rules(tmp_path, *RULES), "engine/cuda")
+    assert reported and not guarded

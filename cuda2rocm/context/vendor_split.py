@@ -194,7 +194,7 @@ def _cmake_refs(
     off = membership.off if membership else None
     flow = membership.flow if membership else None
     for path, display, data in files:
-        if not any(n.encode() in data for n in names):
+        if not any(n.encode() in data for n in names) and b"GLOB" not in data.upper():
             continue
         text = strip_comments(data.decode("utf-8", "replace"))
         try:
@@ -214,7 +214,8 @@ def _cmake_refs(
                 continue
             recurse = command == "file" and words[0].upper() == "GLOB_RECURSE"
             for word in words:
-                if not any(n in word for n in names):
+                # A glob may reach a sibling without naming it (`${ROOT}/src/*.cu` recursed).
+                if not any(n in word for n in names) and not _GLOB.search(word):
                     continue
                 if command == "add_subdirectory" and word == words[0]:
                     found = _resolve(base, word, root, False)
