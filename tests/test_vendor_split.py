@@ -209,3 +209,14 @@ def test_a_recursive_glob_that_reaches_it_keeps_it(tmp_path: Path) -> None:
     (tmp_path / "CMakeLists.txt").write_text(text)
     reported, guarded = _split(lint_rules(tmp_path, *RULES), "engine/cuda")
     assert reported and not guarded
+
+
+def test_a_header_list_is_no_listing(tmp_path: Path) -> None:
+    # Headers globbed for an install or a header list are compiled by their includers only.
+    _chain(tmp_path, extra={"engine/cuda/fill.cuh": "typedef cudaStream_t quux_stream;\n"})
+    text = (tmp_path / "CMakeLists.txt").read_text()
+    text += "file(GLOB_RECURSE QUUX_HEADERS ${PROJECT_SOURCE_DIR}/engine/*.cuh)\n"
+    text += "install(FILES ${QUUX_HEADERS} DESTINATION include)\n"
+    (tmp_path / "CMakeLists.txt").write_text(text)
+    reported, guarded = _split(lint_rules(tmp_path, *RULES), "engine/cuda")
+    assert not reported and {Path(d.path).name for d in guarded} == {"fill.cu", "fill.cuh"}

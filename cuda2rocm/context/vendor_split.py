@@ -46,6 +46,8 @@ _SPLIT = re.compile(r"[-_.]")
 _GLOB = re.compile(r"[*?\[]")
 _BUILDER_TOKENS = (b"cpp_extension", b"def is_compatible", b"setup(")
 _MAX_HELD = 20000
+_COMPILED = (".cu", ".cpp", ".cc", ".cxx", ".c", ".hip")
+_HEADERS = (".h", ".hh", ".hpp", ".hxx", ".cuh", ".inl", ".inc")
 
 
 @functools.cache
@@ -174,6 +176,10 @@ def _resolve(base: Path, word: str, root: Path, recurse: bool) -> frozenset[Path
     return frozenset({path}) if path != base and path.exists() else frozenset()
 
 
+def _compiled(paths: frozenset[Path]) -> frozenset[Path]:
+    return frozenset(p for p in paths if p.suffix in _COMPILED or p.is_dir())
+
+
 def _names(word: str, path: Path) -> bool:
     """Whether a build word names `path` as a path component (`src/cuda/x.cu`, `cuda/`,
     `${ROOT}/cuda_operations.cc`): a computed path that may reach it."""
@@ -223,6 +229,14 @@ def _cmake_refs(
                     found = _resolve(base, word, root, recurse)
                 else:
                     continue
+                # A header is compiled by its includers, never by being named in CMake (a
+                # header list, an install glob): only folders and compiled sources count.
+                if word.endswith(_HEADERS):
+                    continue
+                if found:
+                    found = _compiled(found)
+                    if not found:
+                        continue
                 arms = tuple((f"{display}:{c}", b) for c, b in stack)
                 refs.append(_Ref(display, path.resolve(), line, found, dead, word, arms))
     return refs
