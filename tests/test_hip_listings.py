@@ -208,3 +208,15 @@ def test_an_arch_value_the_port_defines(tmp_path: Path) -> None:
     write_tree(tmp_path, {"lib/lib-cu/vendor/hipmap.h": HIPMAP + "#define __CUDA_ARCH__ 1300\n"})
     reported, _ = _findings(lint_rules(tmp_path / "lib", *rules), "arch.cu")
     assert reported == []
+
+
+def test_an_overload_named_like_the_builtin_is_no_port(tmp_path: Path) -> None:
+    # A function overload adds a signature; the call inside it is the builtin's, mask and all.
+    _project(tmp_path)
+    wrapper = (
+        "__device__ inline double __shfl_xor_sync(unsigned mask, double v, int l) {\n"
+        "    return __shfl_xor_sync(mask, v, l, 32);\n}\n"
+    )
+    write_tree(tmp_path, {"lib/lib-cu/wrap.cuh": wrapper})
+    reported, _ = _findings(lint_rules(tmp_path / "lib", *RULES), "wrap.cuh")
+    assert [d.position.line for d in reported if d.rule == "warp-mask-32bit"] == [1, 2]

@@ -64,6 +64,9 @@ _WARP_BUILTIN = (
     r"|__activemask\b|__syncwarp\b|__CUDA_ARCH__\b"
 )
 CUDA_LIKE = re.compile(rf"^(?:cu|CU|__nv|nv|NV|{_WARP_BUILTIN})")
+#: Builtins only a macro maps (a function of the same name overloads, it does not replace).
+_BUILTIN = re.compile(rf"^(?:{_WARP_BUILTIN})")
+_MACROS = frozenset({"preproc_def", "preproc_function_def"})
 #: An identifier of a HIP spelling: hipStream_t, HIPBLAS_OP_N, __hip_bfloat16, hipcub, rocprim.
 _HIP_WORD = re.compile(r"(?<![A-Za-z0-9])_*(?:hip|HIP)\w|\broc(?:prim|thrust|blas|rand|fft)\b")
 #: A cheap test before parsing: a file with none of these words declares no CUDA name.
@@ -127,8 +130,13 @@ def declarations(root, text_of: Callable) -> Iterable[tuple[object, object]]:
             stack.extend(reversed(node.named_children))
             continue
         for name in _names(node):
-            if name is not None and CUDA_LIKE.match(text_of(name)):
-                yield node, name
+            if name is None or not CUDA_LIKE.match(text_of(name)):
+                continue
+            if kind not in _MACROS and _BUILTIN.match(text_of(name)):
+                # An overload named like a builtin (`__shfl_up_sync(unsigned, at::Half, ...)`)
+                # adds a signature; the builtin stays, and calls of it inside are its own.
+                continue
+            yield node, name
 
 
 def _names(node) -> list:
