@@ -242,6 +242,9 @@ def _python_and_build_context(
         inputs.append([(str(p), content_hash(d)) for p, d in sources])
         m_inputs = inputs
     linter.python_index, linter.build_membership = memo.call("python-and-build", inputs, derive)
+    linter.build_membership = _with_vendor_split(
+        linter, items, have, memo, files, root, linter.build_membership
+    )
     built = linter.build_membership
     # What CMake findings' guards read run-wide (`Membership.cmake_reason`): the ROCm
     # configure's variables, NVIDIA-only options, every CMake file's uses, vendor selectors.
@@ -258,6 +261,56 @@ def _python_and_build_context(
         f"{c.root}|{c.reason}|{sorted(c.files)}|{sorted(c.helpers)}" for c in built.components
     )
     return "+ctx" + hashlib.blake2b(repr(parts).encode(), digest_size=8).hexdigest()
+
+
+def _with_vendor_split(linter: Linter, items, have, memo, files, root, built):
+    """`built` with the CUDA siblings of vendor-split pairs (context.vendor_split) added. They
+    read the C/C++ sources' includes and the project's macros (which lines a HIP pass
+    compiles), so they are kept under those too, not under the build files alone."""
+    from cuda2rocm.context import vendor_split
+
+    sources = [
+        (item.path, item.display, data)
+        for item, data in _contents(items, have, lambda i: i.language == "cuda")
+    ]
+    macros = linter.project_macros
+    models: dict[str, object] = {}
+    texts = {shown: data for _, shown, data in sources}
+
+    def reachable(shown: str, line: int) -> bool:
+        """Whether some HIP pass may compile that line, with the project's macros."""
+        from cuda2rocm.context import preprocessor
+
+        if macros is None or shown not in texts:
+            return True
+        if shown not in models:
+            text = texts[shown].decode("utf-8", "replace")
+            built = bool(linter.torch_built_for(shown))
+            models[shown] = preprocessor.model(text, shown, built, macros)
+        return not models[shown].reason(line)  # type: ignore[attr-defined]
+
+    inputs = [
+        str(root),
+        [(str(p), shown, lang, content_hash(d)) for p, shown, lang, d in files],
+        [(shown, content_hash(d)) for _, shown, d in sources],
+        getattr(macros, "digest", ""),
+        sorted(f"{c.root}|{sorted(c.files)}" for c in built.components),
+        repr(sorted(built.companions.items())),
+        repr(sorted(built.off.items())),
+    ]
+    found = memo.call(
+        "vendor-split",
+        inputs,
+        lambda: vendor_split.components(files, sources, root, built, reachable),
+    )
+    db = _compile_db(linter, items)
+    if db is not None:
+        found = _db_components(db, found)
+    if not found:
+        return built
+    built = copy.copy(built)
+    built.components = built.components + found
+    return built
 
 
 def _component_summaries(linter: Linter, guarded: list) -> list:

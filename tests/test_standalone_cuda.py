@@ -64,7 +64,7 @@ def _harness(reported):
 
 def test_a_cuda_project_nothing_builds_is_one_finding_at_its_project_line(cli, write, tmp_path):
     _project(write)
-    reported, guarded, found = _lint(cli, tmp_path)
+    reported, guarded, _ = _lint(cli, tmp_path)
     assert _harness(reported) == [("checks/cpp/CMakeLists.txt", "cuda-only-component", 2)]
     why = guarded[("checks/cpp/unpack/unpack_int4.cu", "hip-include")]
     assert "`checks/cpp/`" in why and "project(" in why

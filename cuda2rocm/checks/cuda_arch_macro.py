@@ -53,6 +53,8 @@ class Rule(CppRule):
             uses = [n for n in idents if view.text(n) == ARCH]
             if not uses or any(view.text(n) in HIP_MACROS for n in idents):
                 continue  # already handles HIP
+            if self._ported(cond):
+                continue
             if "||" in text and cpp.hip_taken(view, branch):
                 # `defined(__CUDA_ARCH__) || defined(<ROCm macro>)`: the preprocessor model
                 # proves every HIP pass takes the branch, so nothing is skipped on ROCm.
@@ -124,6 +126,17 @@ class Rule(CppRule):
                     "not a break)"
                 )
             self.report(where, message, fix, severity=severity)
+
+    def _ported(self, cond) -> bool:
+        """The project's port defines `__CUDA_ARCH__` where this file is compiled on ROCm (a
+        header it includes, or a definition above: `#define __CUDA_ARCH__ 1300` in its HIP
+        compat header, context.project_port): the test reads the project's value there."""
+        from cuda2rocm.context import project_port
+
+        view = self.view
+        return ARCH in view.project_names or project_port.own_names(view).covers(
+            ARCH, cond.start_byte
+        )
 
     def _fallback_features(self, branch) -> list[str]:
         """The macros a branch without `#else` only `#define`s, when each is a project feature

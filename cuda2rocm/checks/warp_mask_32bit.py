@@ -130,8 +130,22 @@ class Rule(CppRule):
                     self.replace(value, FULL),
                 )
 
+    def _ported(self, call, name: str) -> bool:
+        """The project's own port maps the builtin where this call is compiled (a header it
+        includes, or a definition above it: `#define __shfl_xor_sync(mask, v, l, w)
+        __shfl_xor(v, l, w)` under its HIP switch, context.project_port): hipcc compiles the
+        call through that definition, not HIP's builtin."""
+        view = self.view
+        if name in view.project_names:
+            return True
+        from cuda2rocm.context import project_port
+
+        return project_port.own_names(view).covers(name, call.start_byte)
+
     def _sync(self, call, name: str) -> None:
         view = self.view
+        if self._ported(call, name):
+            return
         func = call.child_by_field_name("function")
         declared = facts.verdict("activemask", self.ctx.targets) is None
         if name == "__activemask" and declared and not self._lanes():

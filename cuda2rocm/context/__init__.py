@@ -13,5 +13,8 @@ unknown condition keeps the finding. One module per language or input:
 - `nvidia_options`: CMake options a ROCm build cannot turn on (their branch needs an
   NVIDIA-only package: cuVS, RAFT, cuDNN, TensorRT, ...; data/nvidia_only_packages.toml);
 - `vendor_only`: NVIDIA-only by design (architecture-specific components, CUDA variants of
-  scripts) or by decision (the `cuda-only` configuration key).
+  scripts) or by decision (the `cuda-only` configuration key);
+- `hip_listings`: folders a HIP CMake target compiles from elsewhere (ROCm's, whatever their name);
+- `vendor_split`: the CUDA sibling of a folder or file pair named for each vendor, when the ROCm
+  build compiles the twin instead.
 """

@@ -513,6 +513,12 @@ def _match(base: Path, pattern: str, recurse: bool) -> list[Path] | None:
     return out
 
 
+def glob_files(base: Path, pattern: str, recurse: bool) -> list[Path] | None:
+    """The files a CMake `file(GLOB[_RECURSE])` pattern names, relative to `base` (None when
+    the pattern holds a variable other than the current folder, or matches too many)."""
+    return _match(base, pattern, recurse)
+
+
 @dataclass
 class _Sources:
     dead: dict[Path, tuple[str, int, str, str]] = field(

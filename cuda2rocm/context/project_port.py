@@ -19,8 +19,11 @@ spells the name in CUDA's own terms (`using cudaStream_t = CUstream_st *;`) neve
 name keeps CUDA's meaning under hipcc, except in a file only ROCm compiles (`hip_only`: the
 HIP side of the project's switch), where any definition counts: hipcc alone reads it. A forward
 declaration (`struct CUmod_st;`, the tag of `typedef struct CUfunc_st *CUfunction;`) declares
-CUDA's own opaque type, so it spells CUDA's terms. Another vendor's mapping (`#define cudaStream_t
-musaStream_t`, in an unknown branch) does not count either. Only declarations at file
+CUDA's own opaque type, so it spells CUDA's terms. A CUDA word the same file defined above in
+HIP terms is HIP's there (`#define cublasSetMathMode(h, m) CUBLAS_STATUS_SUCCESS` below
+`#define CUBLAS_STATUS_SUCCESS HIPBLAS_STATUS_SUCCESS`: hipcc expands it to the HIP name).
+Another vendor's mapping (`#define cudaStream_t musaStream_t`, in an unknown branch) does not
+count either. Only declarations at file
 scope count (a preprocessor branch or `extern "C" { }` keeps it there); one inside a namespace or
 a function does not reach an unqualified use elsewhere.
 
@@ -55,12 +58,22 @@ from cuda2rocm.context.runtime_provided import include_lines
 #: Files compiled only inside another one (`include_context`: they see their includers).
 HEADER_SUFFIXES = (".h", ".hh", ".hpp", ".hxx", ".cuh", ".inl", ".inc", ".pxi")
 #: Declared names rules may read as CUDA names: the CUDA runtime/driver, libraries (cuBLAS,
-#: cuDNN, ...), `__nv_*` types, and the CUB / libcu++ namespaces.
-CUDA_LIKE = re.compile(r"^(?:cu|CU|__nv|nv|NV)")
+#: cuDNN, ...), `__nv_*` types, the CUB / libcu++ namespaces, and the warp builtins.
+#: CUDA's warp builtins (`__shfl_xor_sync`, `__ballot_sync`, `__activemask`, `__syncwarp`) and
+#: nvcc's `__CUDA_ARCH__`: a port maps them too (`#define __shfl_xor_sync(mask, v, l, w)
+#: __shfl_xor(v, l, w)`, `#define __CUDA_ARCH__ 1300` to take the CUDA code paths on ROCm).
+_WARP_BUILTIN = (
+    r"__(?:shfl(?:_up|_down|_xor)?|ballot|any|all|match_any|match_all|reduce_\w+)_sync\b"
+    r"|__activemask\b|__syncwarp\b|__CUDA_ARCH__\b"
+)
+CUDA_LIKE = re.compile(rf"^(?:cu|CU|__nv|nv|NV|{_WARP_BUILTIN})")
+#: Builtins only a macro maps (a function of the same name overloads, it does not replace).
+_BUILTIN = re.compile(rf"^(?:{_WARP_BUILTIN})")
+_MACROS = frozenset({"preproc_def", "preproc_function_def"})
 #: An identifier of a HIP spelling: hipStream_t, HIPBLAS_OP_N, __hip_bfloat16, hipcub, rocprim.
 _HIP_WORD = re.compile(r"(?<![A-Za-z0-9])_*(?:hip|HIP)\w|\broc(?:prim|thrust|blas|rand|fft)\b")
 #: A cheap test before parsing: a file with none of these words declares no CUDA name.
-_CANDIDATE = re.compile(r"\b(?:cu|CU|__nv|nv|NV)\w")
+_CANDIDATE = re.compile(rf"\b(?:(?:cu|CU|__nv|nv|NV)\w|{_WARP_BUILTIN})")
 #: Nodes whose children are still at file scope.
 _FILE_SCOPE = frozenset(
     {
@@ -86,9 +99,14 @@ _TAGS = frozenset({"struct_specifier", "class_specifier", "union_specifier", "en
 _LIBRARY_WORD = re.compile(r"^(?:(?:cublas|cudnn|cusparse|curand|cufft)[A-Z]|(?:CUBLAS|CUDNN)_)")
 
 
-def spelling(text: str) -> str:
-    """ "hip", "cuda" or "other": what a definition's text (its name left out) spells."""
+def spelling(text: str, ported: frozenset[str] | set[str] = frozenset()) -> str:
+    """ "hip", "cuda" or "other": what a definition's text (its name left out) spells.
+    `ported`: names the same file defined above in HIP terms; a word among them is HIP's
+    there (`#define cublasSetMathMode(h, m) CUBLAS_STATUS_SUCCESS` below `#define
+    CUBLAS_STATUS_SUCCESS HIPBLAS_STATUS_SUCCESS`)."""
     if _HIP_WORD.search(text) is not None:
+        return "hip"
+    if ported and not ported.isdisjoint(_WORD.findall(text)):
         return "hip"
     from cuda2rocm import names
 
@@ -117,8 +135,13 @@ def declarations(root, text_of: Callable) -> Iterable[tuple[object, object]]:
             stack.extend(reversed(node.named_children))
             continue
         for name in _names(node):
-            if name is not None and CUDA_LIKE.match(text_of(name)):
-                yield node, name
+            if name is None or not CUDA_LIKE.match(text_of(name)):
+                continue
+            if kind not in _MACROS and _BUILTIN.match(text_of(name)):
+                # An overload named like a builtin (`__shfl_up_sync(unsigned, at::Half, ...)`)
+                # adds a signature; the builtin stays, and calls of it inside are its own.
+                continue
+            yield node, name
 
 
 def _names(node) -> list:
@@ -174,14 +197,15 @@ def _forward(node) -> bool:
     )
 
 
-def _spelled(node, name, text_of: Callable) -> str:
-    """`spelling` of a definition's text with its name cut out. A forward declaration
-    spells CUDA's own terms: it declares the opaque type CUDA's headers declare."""
+def _spelled(node, name, text_of: Callable, ported: set[str] | frozenset[str] = frozenset()) -> str:
+    """`spelling` of a definition's text with its name cut out (`ported`: names the file
+    mapped to HIP above it). A forward declaration spells CUDA's own terms: it declares the
+    opaque type CUDA's headers declare."""
     if _forward(node):
         return "cuda"
     text = text_of(node)
     cut = name.start_byte - node.start_byte
-    return spelling(text[:cut] + text[cut + (name.end_byte - name.start_byte) :])
+    return spelling(text[:cut] + text[cut + (name.end_byte - name.start_byte) :], ported)
 
 
 def _innermost(declarator):
@@ -192,13 +216,20 @@ def _innermost(declarator):
     return node
 
 
-def definitions(root, text_of: Callable, data_start: Callable) -> tuple[Definition, ...]:
+def definitions(
+    root, text_of: Callable, data_start: Callable, seen: frozenset[str] = frozenset()
+) -> tuple[Definition, ...]:
     """(name, line, spelled in HIP terms) of the file-scope CUDA-like definitions under
-    `root`; `data_start(node)` gives a node's first line (1-based)."""
-    return tuple(
-        (text_of(name), data_start(node), _spelled(node, name, text_of))
-        for node, name in declarations(root, text_of)
-    )
+    `root`; `data_start(node)` gives a node's first line (1-based); `seen`: names already
+    mapped to HIP where the file is compiled (its includes' port)."""
+    out = []
+    ported: set[str] = set(seen)
+    for node, name in sorted(declarations(root, text_of), key=lambda d: d[0].start_byte):
+        spelled = _spelled(node, name, text_of, ported)
+        if spelled == "hip":
+            ported.add(text_of(name))
+        out.append((text_of(name), data_start(node), spelled))
+    return tuple(out)
 
 
 def counts(value, spelled: str, hip_only: bool = False) -> bool:
@@ -212,16 +243,16 @@ def counts(value, spelled: str, hip_only: bool = False) -> bool:
     return spelled == "other" and value is True
 
 
-def text_definitions(text: str) -> tuple[Definition, ...]:
+def text_definitions(text: str, ported: frozenset[str] = frozenset()) -> tuple[Definition, ...]:
     """`definitions` of a file's text, parsed with the C++ front-end (only when a CUDA-like
-    word occurs)."""
+    word occurs); `ported`: names the file sees mapped to HIP by the headers it includes."""
     if _CANDIDATE.search(text) is None:
         return ()
     from cuda2rocm.frontends import cpp
     from cuda2rocm.sources import SourceFile
 
     view = cpp.parse(SourceFile("<header>", "cuda", text))
-    return definitions(view.tree.root_node, view.text, lambda n: n.start_point[0] + 1)
+    return definitions(view.tree.root_node, view.text, lambda n: n.start_point[0] + 1, ported)
 
 
 def provided(
@@ -255,11 +286,14 @@ def provided(
     targets |= {t for out in (extra or {}).values() for t, _ in out}
     own: dict[str, dict[str, str]] = {}
     sites: dict[str, list[tuple[str, int, str]]] = {}  # path -> (name, line, site) that count
+    cuda_spelled: list[str] = []  # headers with a definition in CUDA terms
     for path in sorted(targets):
         if path not in texts:
             continue  # a Cython file: no C definitions
         names: dict[str, str] = {}
         for name, line, spelled in defined(path, texts[path]):
+            if spelled == "cuda" and (not cuda_spelled or cuda_spelled[-1] != path):
+                cuda_spelled.append(path)
             if counts(line_value(path, line), spelled, hip_only(path)):
                 sites.setdefault(path, []).append((name, line, f"{path}:{line}"))
                 names.setdefault(name, f"{path}:{line}")
@@ -280,6 +314,8 @@ def provided(
         for path, out in edges.items()
     }
     result = _own_includes(own, live_edges) if own else {}
+    if _respell(cuda_spelled, texts, result, line_value, own, sites):
+        result = _own_includes(own, live_edges)
     graph: dict[str, tuple[include_context.Event, ...]] = {}
     for path in set(live_edges) | set(extra or {}) | set(sites):
         out = [*live_edges.get(path, ()), *(extra or {}).get(path, ())]
@@ -293,6 +329,33 @@ def provided(
         for name, site in own[path].items():
             anywhere.setdefault(name, site)
     return result, anywhere
+
+
+def _respell(
+    paths: Sequence[str],
+    texts: Mapping[str, str],
+    seen: Mapping[str, Mapping[str, str]],
+    line_value: Callable[[str, int], object],
+    own: dict[str, dict[str, str]],
+    sites: dict[str, list[tuple[str, int, str]]],
+) -> bool:
+    """Definitions in CUDA terms whose CUDA words the headers their file includes map to HIP
+    (common.cuh's `#define X_CHECK(e) ... CUBLAS_STATUS_SUCCESS ...` after including the port
+    header that maps `CUBLAS_STATUS_SUCCESS`): hipcc expands them to HIP names, so they count.
+    Added to `own` / `sites`; whether any was."""
+    added = False
+    for path in paths:
+        ported = frozenset(seen.get(path, ()))
+        if not ported:
+            continue
+        for name, line, spelled in text_definitions(texts[path], ported):
+            if spelled != "hip" or name in own.get(path, {}):
+                continue
+            if counts(line_value(path, line), spelled):
+                sites.setdefault(path, []).append((name, line, f"{path}:{line}"))
+                own.setdefault(path, {})[name] = f"{path}:{line}"
+                added = True
+    return added
 
 
 _COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
@@ -390,11 +453,16 @@ def _own_names(view) -> FileNames:
     sites: dict[str, list[tuple[int, int, bool]]] = {}
     model = view.line_model
     hip_only = bool(getattr(view, "hip_only", False))
-    for node, name in declarations(view.tree.root_node, view.text):
+    ported: set[str] = set()
+    found = sorted(declarations(view.tree.root_node, view.text), key=lambda d: d[0].start_byte)
+    for node, name in found:
         starts.add(name.start_byte)
         line = node.start_point[0] + 1
         value = True if model is None else model.value(line)
-        anywhere = counts(value, _spelled(node, name, view.text), hip_only)
+        spelled = _spelled(node, name, view.text, ported)
+        if spelled == "hip":
+            ported.add(view.text(name))
+        anywhere = counts(value, spelled, hip_only)
         sites.setdefault(view.text(name), []).append((view.span(name)[1], line, anywhere))
     source = view.source.text
     return FileNames(

@@ -27,8 +27,6 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from cuda2rocm.context.build import Component
-
 _COMMENT = re.compile(r"#[^\n]*")
 _PROJECT = re.compile(r"\bproject\s*\(([^)]*)\)", re.I)
 _ENABLE_CUDA = re.compile(r"\benable_language\s*\(\s*CUDA\b", re.I)
@@ -59,7 +57,7 @@ def standalone_components(
         if lang == "cmake" and p.name == "CMakeLists.txt"
     }
     found = []
-    for path, display, lang, _data in files:
+    for path, display, _lang, _data in files:
         if path not in cmake:
             continue
         folder = path.parent
@@ -97,7 +95,7 @@ def standalone_components(
 def _named_elsewhere(folder: Path, root: Path, files, texts, cmake) -> bool:
     """Whether a build file outside `folder` may add or use it (see the module docstring)."""
     relative = folder.relative_to(root).as_posix()
-    for path, _, lang, _ in files:
+    for path, _, _, _ in files:
         if path.is_relative_to(folder):
             continue
         text = texts[path]

@@ -13,7 +13,10 @@ reported (unknown is not "not on the ROCm path").
    - names no AMD GPU target (`gfx*`, `--offload-arch`, `PYTORCH_ROCM_ARCH`, `AMDGPU_TARGETS`,
      `GPU_TARGETS`, `*HIP_ARCHITECTURES`), and the target is not in a branch a ROCm build skips
      (Python: `python_paths`; a CMake file that mentions ROCm/HIP at all is passed over): so no
-     ROCm variant of that build exists; the ROCm pass, if run, would get the NVIDIA target.
+     ROCm variant of that build exists; the ROCm pass, if run, would get the NVIDIA target;
+   - is not compiled by a HIP target elsewhere (`hip_listings`: a HIP CMakeLists globbing
+     `../<folder>/*.cu`): its own build is then the CUDA half, and the ROCm build compiles
+     the same sources with hipcc.
    Its whole folder (sources, tests, benchmarks, scripts) is guarded, with one
    `cuda-only-component` finding at the target (warning: whether to port it is a decision the
    user has to take; a reimplementation, e.g. flash-attention's FA3 `hopper/` against the
@@ -67,7 +70,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cuda2rocm.cache import content_hash
+from cuda2rocm.context import hip_listings
 from cuda2rocm.context.build import SOURCE_SUFFIXES, Component
+from cuda2rocm.context.hip_listings import HipListing
 from cuda2rocm.context.python_paths import NoMemo
 
 # -- 1. architecture-specific components --------------------------------------------------------
@@ -129,15 +134,23 @@ def _cmake_target(text: str) -> tuple[int, str] | None:
 
 
 def arch_components(
-    files: Iterable[tuple[Path, str, str, bytes]], root: Path | None, memo=None
+    files: Iterable[tuple[Path, str, str, bytes]],
+    root: Path | None,
+    memo=None,
+    listed: list[HipListing] | None = None,
 ) -> list[Component]:
     """Components whose own build targets NVIDIA architecture-specific features only
     (signal 1). `files` holds (path, display, language, bytes) of the run's build files;
-    `memo` (warm.FactsMemo) keeps what is derived from one file, or one folder, across runs."""
+    `memo` (warm.FactsMemo) keeps what is derived from one file, or one folder, across runs;
+    `listed`: what the run's HIP CMake targets compile (`hip_listings`, read from `files` when
+    None): a folder a HIP target compiles from is no CUDA-only component."""
     if root is None:
         return []
+    files = list(files)
     memo = memo if memo is not None else NoMemo()
     root = root.resolve()
+    if listed is None:
+        listed = hip_listings.listings((p, d, b) for p, d, lang, b in files if lang == "cmake")
     found: list[Component] = []
     for path, display, language, data in files:
         is_cmake = language == "cmake" and path.name == "CMakeLists.txt"
@@ -161,6 +174,12 @@ def arch_components(
                 "arch-target", key, lambda p=path, t=text: _python_target_or_none(p, t)
             )
         if target is None:
+            continue
+        hip = hip_listings.compiled(listed, folder)
+        if hip is not None:
+            # The sources are ROCm's (a HIP target elsewhere compiles them); this build file,
+            # NVIDIA-only by its target, is the CUDA half of the project's build.
+            found.append(hip_listings.cuda_build_file(path, display, target, hip, root))
             continue
         if not any(p.suffix in COMPILED and p.is_file() for p in folder.rglob("*")):
             continue
