@@ -1139,6 +1139,7 @@ def membership(
         off = nvidia_options.options((p, d, data) for p, d, _, data in files)
     cmake_files = [(p, d, data) for p, d, language, data in files if language == "cmake"]
     flow = build_flow(data.decode("utf-8", "replace") for _, _, data in cmake_files)
+    known.update(_unset_on_rocm(files, cmake_files, known, off, flow))
     if callers is None:
         callers = CallSites((p, d) for p, _, language, d in files if language == "python")
     found: list[Component] = []
@@ -1187,6 +1188,25 @@ def membership(
         with contextlib.suppress(RecursionError, OSError, ValueError):
             found += headers_of_components(found, sources)
     return Membership(found, known, off, texts, flow, unbuilt if cmake_files else {})
+
+
+def _unset_on_rocm(files, cmake_files, known, off, flow) -> dict[str, bool]:
+    """Project variables only `set()` where a ROCm configure never goes (`cmake_unset`): False
+    there. Twice, since a flag found so may make another branch's `set()`s dead."""
+    from cuda2rocm.context.cmake_unset import rocm_unset
+
+    texts = [re.sub(r"#[^\n]*", "", d.decode("utf-8", "replace")) for _, _, d in cmake_files]
+    python = [d for _, _, language, d in files if language == "python" and b"-D" in d]
+    found: dict[str, bool] = {}
+    for _ in range(2):
+        seen = {**known, **found}
+
+        def rocm_pass(text: str, seen: dict[str, bool] = seen) -> list:
+            return _cmake_pass(text, ROCM, seen, off=off, flow=flow)[0]
+
+        with contextlib.suppress(RecursionError, ValueError):
+            found.update(dict.fromkeys(rocm_unset(texts, rocm_pass, python), False))
+    return found
 
 
 def _named_nowhere_else(
