@@ -482,6 +482,7 @@ def prepare(
     macros' digest is added to C++ files' keys only). `have` (index -> bytes), when given, is
     filled with every file read here; `memo` keeps the expensive parts across runs."""
     from cuda2rocm.context import build_defines, nvidia_options
+    from cuda2rocm.context.builder_wrappers import project_wrapped_calls, wrapped_dirs
     from cuda2rocm.context.cmake_hipify import cmake_hipified
     from cuda2rocm.context.extension_calls import project_reach
     from cuda2rocm.context.other_builds import other_built
@@ -496,8 +497,10 @@ def prepare(
     python = [(i.path, d) for i, d in _contents(items, have, lambda i: i.language == "python")]
     # Folders of extension sources, and the files torch's hipify reaches from them through
     # their includes (include_dirs / extra_include_paths as header_include_dirs).
-    reached, linter.torch_unhipified = project_reach(python)
-    linter.torch_built_dirs = torch_built_dirs(python, memo) | reached
+    # Calls of the project's own wrappers of those builders count as the builder calls.
+    wrapped = project_wrapped_calls(python, memo)
+    reached, linter.torch_unhipified = project_reach(python, wrapped=wrapped)
+    linter.torch_built_dirs = torch_built_dirs(python, memo) | reached | wrapped_dirs(wrapped)
     texts = {
         item.display: have[index].decode("utf-8", "replace")
         for index, item in enumerate(items)

@@ -236,27 +236,43 @@ def _op_builders(path: Path, tree: ast.Module) -> list[ExtensionCall]:
     return out
 
 
+def wrapped_call(call) -> ExtensionCall:
+    """A call of a project's builder wrapper (context.builder_wrappers.WrappedCall) as the
+    builder call it ends in. Never complete: the wrapper may add sources or include dirs of
+    its own, so no file is said to be left alone on its account."""
+    base = call.script.parent
+    sources, _ = _expand(base, call.sources)
+    kind = HIPIFYING.get(call.builder, "none")
+    if call.builder == "load" and sources and not any(s.endswith(_CUDA_SUFFIXES) for s in sources):
+        kind = "none"  # load() hipifies only when it builds CUDA (with_cuda: a .cu/.cuh source)
+    return ExtensionCall(
+        call.script, call.line, call.builder, kind, tuple(sources), call.include_dirs, False
+    )
+
+
 def project_reach(
-    python_files: Iterable[tuple[Path, bytes]], op_builders: bool = False
+    python_files: Iterable[tuple[Path, bytes]], op_builders: bool = False, wrapped: Iterable = ()
 ) -> tuple[frozenset[Path], frozenset[Path]]:
     """(files torch's hipify rewrites, files it provably leaves alone though a hipified file
-    of a fully read call includes them), resolved, over the run's Python build files. Not
-    kept across runs: globs and the walk read the tree, not only the build files."""
+    of a fully read call includes them), resolved, over the run's Python build files and the
+    calls of the project's builder wrappers (`wrapped`). Not kept across runs: globs and the
+    walk read the tree, not only the build files."""
     from cuda2rocm.context.hipify_reach import Reach, reach
 
     total, known = Reach(), Reach()
+    calls = [wrapped_call(c) for c in wrapped]
     for path, data in python_files:
         if TOKEN not in data and not (op_builders and b"def include_paths" in data):
             continue
-
-        for call in extension_calls(path, data.decode("utf-8", "replace"), op_builders):
-            hipify = call.hipify_call()
-            if hipify is None or (call.kind == "op-builder" and not op_builders):
-                continue
-            found = reach(hipify)
-            total.update(found)
-            if call.complete:
-                known.update(found)
+        calls += extension_calls(path, data.decode("utf-8", "replace"), op_builders)
+    for call in calls:
+        hipify = call.hipify_call()
+        if hipify is None or (call.kind == "op-builder" and not op_builders):
+            continue
+        found = reach(hipify)
+        total.update(found)
+        if call.complete:
+            known.update(found)
     hipified = frozenset(Path(p).resolve() for p in total.hipified)
     left = frozenset(Path(p).resolve() for p in known.ignored) - hipified
     return hipified, left
