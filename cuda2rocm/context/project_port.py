@@ -456,6 +456,10 @@ def _own_names(view) -> FileNames:
     ported: set[str] = set()
     found = sorted(declarations(view.tree.root_node, view.text), key=lambda d: d[0].start_byte)
     for node, name in found:
+        if _forward(node) and not hip_only:
+            # `struct CUstream_st;` outside the HIP side names CUDA's own opaque type: under
+            # hipcc it is still CUDA's, not the project's port (a use to map, line and all).
+            continue
         starts.add(name.start_byte)
         line = node.start_point[0] + 1
         value = True if model is None else model.value(line)
