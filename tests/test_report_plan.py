@@ -19,7 +19,9 @@ TREE = {
     "proj/core/__init__.py": "",
     "proj/core/dev.py": 'import torch\n\nd = torch.device("hip")\nv = torch.version.cuda\n',
     # a CMake project with a ROCm branch: ported, not a standalone CUDA-only component
-    "kernels/CMakeLists.txt": "project(k LANGUAGES CXX CUDA)\nif(K_USE_HIP)\n  enable_language(HIP)\nendif()\n",
+    "kernels/CMakeLists.txt": (
+        "project(k LANGUAGES CXX CUDA)\nif(K_USE_HIP)\n  enable_language(HIP)\nendif()\n"
+    ),
     "kernels/src/k.cu": (
         "__global__ void k(int *o) {\n"
         '  asm volatile("mov.u32 %0, %laneid;" : "=r"(o[0]));\n'
