@@ -16,5 +16,11 @@ unknown condition keeps the finding. One module per language or input:
   scripts) or by decision (the `cuda-only` configuration key);
 - `hip_listings`: folders a HIP CMake target compiles from elsewhere (ROCm's, whatever their name);
 - `vendor_split`: the CUDA sibling of a folder or file pair named for each vendor, when the ROCm
-  build compiles the twin instead.
+  build compiles the twin instead;
+- `standalone_cuda`: CMake sub-projects of their own for CUDA that nothing else builds;
+- `cmake_unset`: project CMake variables only `set()` where a ROCm configure never goes;
+- `hip_only`: files only a ROCm build compiles (the HIP side of the project's switch);
+- `builder_wrappers`, `extension_calls`, `hipify_reach`: what torch's cpp_extension hipifies,
+  through the project's own wrappers of its builders; `other_builds`: files a CMake or
+  Cython build compiles (which do not hipify).
 """
