@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -28,6 +29,15 @@ def run_cli(*args: str, cwd: Path | None = None, input: str | None = None):
 @pytest.fixture
 def cli():
     return run_cli
+
+
+def lint_json(root: Path, *paths: str) -> list[dict]:
+    """Every diagnostic, guarded ones included, of `cuda2rocm lint` run in `root` (JSON)."""
+    out = run_cli(
+        "lint", "--no-cache", "--format", "json", "--show-guarded", "--exit-zero",
+        *(paths or (".",)), cwd=root,
+    ).stdout  # fmt: skip
+    return json.loads(out)["diagnostics"]
 
 
 def fix_alone(tmp_path: Path, target: str, name: str, text: str) -> Path:

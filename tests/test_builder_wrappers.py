@@ -5,8 +5,9 @@ only shares a builder's name, credit nothing."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
+
+from conftest import lint_json
 
 from cuda2rocm.context.builder_wrappers import Run, project_wrapped_calls, summarize
 
@@ -121,18 +122,14 @@ def _tree(write) -> None:
         write(path, text)
 
 
-def _lint(cli, tmp_path):
-    out = cli(
-        "lint", "--no-cache", "--format", "json", "--show-guarded", "--exit-zero", ".",
-        cwd=tmp_path,
-    ).stdout  # fmt: skip
-    found = json.loads(out)["diagnostics"]
+def _lint(tmp_path):
+    found = lint_json(tmp_path)
     return {Path(d["path"]).name: d for d in found if d["rule"] == "hip-stream"}
 
 
 def test_wrapper_calls_credit_their_sources(cli, write, tmp_path):
     _tree(write)
-    streams = _lint(cli, tmp_path)
+    streams = _lint(tmp_path)
     # torch's hipify renames the stream API in what the wrappers' callers name: not reported
     for credited in ("ring.cu", "fan_kernel.cu", "tile_fwd.cu", "tile.cuh", "spin.cu", "wave.cu"):
         assert credited not in streams, credited

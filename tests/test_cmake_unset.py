@@ -3,7 +3,7 @@ there in every file of the run; anything that may define the variable keeps it u
 
 from __future__ import annotations
 
-import json
+from conftest import lint_json
 
 TOP = """cmake_minimum_required(VERSION 3.18)
 project(relay LANGUAGES CXX)
@@ -47,12 +47,8 @@ def _project(write, extra: str = "", **more) -> None:
         write(path, text)
 
 
-def _lint(cli, tmp_path):
-    out = cli(
-        "lint", "--no-cache", "--format", "json", "--show-guarded", "--exit-zero", ".",
-        cwd=tmp_path,
-    ).stdout  # fmt: skip
-    found = json.loads(out)["diagnostics"]
+def _lint(tmp_path):
+    found = lint_json(tmp_path)
     reported = {(d["path"], d["rule"]) for d in found if not d.get("guarded")}
     guarded = {(d["path"], d["rule"]): d["guarded"] for d in found if d.get("guarded")}
     return reported, guarded
@@ -60,7 +56,7 @@ def _lint(cli, tmp_path):
 
 def test_a_flag_set_only_in_the_cuda_branch_is_false_on_rocm(cli, write, tmp_path):
     _project(write)
-    reported, guarded = _lint(cli, tmp_path)
+    reported, guarded = _lint(tmp_path)
     assert "`if(HAVE_GPU_NV)` (line 2)" in guarded[("src/ops/nv/kernels.cu", "warp-mask-32bit")]
     assert ("src/ops/nv_ops.cc", "hip-stream") in guarded
     assert not {r for r in reported if r[0].startswith("src/ops/")} - {
@@ -75,7 +71,7 @@ def test_a_flag_something_else_may_define_stays_unknown(cli, write, tmp_path):
         "list(APPEND HAVE_GPU_NV extra)\n",  # written by another command
     ):
         _project(write, extra)
-        reported, _ = _lint(cli, tmp_path)
+        reported, _ = _lint(tmp_path)
         assert ("src/ops/nv/kernels.cu", "warp-mask-32bit") in reported, extra
         assert ("src/ops/nv_ops.cc", "hip-stream") in reported, extra
 
@@ -83,5 +79,5 @@ def test_a_flag_something_else_may_define_stays_unknown(cli, write, tmp_path):
 def test_a_build_script_that_passes_the_flag_keeps_it_unknown(cli, write, tmp_path):
     script = 'import subprocess\nsubprocess.run(["cmake", "-DHAVE_GPU_NV=ON", "."])\n'
     _project(write, **{"tools/configure.py": script})
-    reported, _ = _lint(cli, tmp_path)
+    reported, _ = _lint(tmp_path)
     assert ("src/ops/nv/kernels.cu", "warp-mask-32bit") in reported

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+from conftest import lint_json
+
 ROOT_SETUP = """from setuptools import setup
 from torch.utils.cpp_extension import BuildExtension, CUDAExtension
 setup(name="q", ext_modules=[CUDAExtension("q_ops", sources=["csrc/ops.cu"])],
@@ -33,12 +35,8 @@ TEST(Unpack, Int4) {
 OPS = "#include <torch/extension.h>\n__device__ int lane() { return threadIdx.x % 32; }\n"
 
 
-def _lint(cli, tmp_path):
-    out = cli(
-        "lint", "--no-cache", "--format", "json", "--show-guarded", "--exit-zero", ".",
-        cwd=tmp_path,
-    ).stdout  # fmt: skip
-    found = json.loads(out)["diagnostics"]
+def _lint(tmp_path):
+    found = lint_json(tmp_path)
     reported = [(d["path"], d["rule"], d["line"]) for d in found if not d.get("guarded")]
     guarded = {(d["path"], d["rule"]): d["guarded"] for d in found if d.get("guarded")}
     return reported, guarded, found
@@ -64,7 +62,7 @@ def _harness(reported):
 
 def test_a_cuda_project_nothing_builds_is_one_finding_at_its_project_line(cli, write, tmp_path):
     _project(write)
-    reported, guarded, _ = _lint(cli, tmp_path)
+    reported, guarded, _ = _lint(tmp_path)
     assert _harness(reported) == [("checks/cpp/CMakeLists.txt", "cuda-only-component", 2)]
     why = guarded[("checks/cpp/unpack/unpack_int4.cu", "hip-include")]
     assert "`checks/cpp/`" in why and "project(" in why
@@ -73,7 +71,7 @@ def test_a_cuda_project_nothing_builds_is_one_finding_at_its_project_line(cli, w
 
 def test_a_harness_another_build_adds_stays_reported(cli, write, tmp_path):
     _project(write, **{"checks/CMakeLists.txt": "add_subdirectory(cpp)\n"})
-    reported, _, _ = _lint(cli, tmp_path)
+    reported, _, _ = _lint(tmp_path)
     assert ("checks/cpp/unpack/unpack_int4.cu", "hip-include", 1) in reported
     assert not [r for r in reported if r[1] == "cuda-only-component"]
 
@@ -81,25 +79,25 @@ def test_a_harness_another_build_adds_stays_reported(cli, write, tmp_path):
 def test_a_harness_a_python_build_names_stays_reported(cli, write, tmp_path):
     runner = 'import subprocess\nsubprocess.run(["cmake", "-S", "checks/cpp", "-B", "b"])\n'
     _project(write, **{"tools/build_checks.py": runner})
-    reported, _, _ = _lint(cli, tmp_path)
+    reported, _, _ = _lint(tmp_path)
     assert ("checks/cpp/unpack/unpack_int4.cu", "hip-include", 1) in reported
 
 
 def test_a_harness_with_a_rocm_path_or_ported_sources_stays_reported(cli, write, tmp_path):
     hip = HARNESS + "if(Q_USE_HIP)\n  enable_language(HIP)\nendif()\n"
     _project(write, **{"checks/cpp/CMakeLists.txt": hip})
-    reported, _, _ = _lint(cli, tmp_path)
+    reported, _, _ = _lint(tmp_path)
     assert ("checks/cpp/unpack/unpack_int4.cu", "hip-include", 1) in reported
     ported = "#ifdef __HIP_PLATFORM_AMD__\n#include <hip/hip_runtime.h>\n#endif\n" + TEST_SOURCE
     _project(write, **{"checks/cpp/unpack/unpack_int4.cu": ported})
-    reported, _, _ = _lint(cli, tmp_path)
+    reported, _, _ = _lint(tmp_path)
     assert not [r for r in reported if r[1] == "cuda-only-component"]
 
 
 def test_not_a_cuda_project_or_the_run_root_is_no_component(cli, write, tmp_path):
     cxx = HARNESS.replace("LANGUAGES CXX CUDA", "LANGUAGES CXX")
     _project(write, **{"checks/cpp/CMakeLists.txt": cxx})
-    reported, _, _ = _lint(cli, tmp_path)
+    reported, _, _ = _lint(tmp_path)
     assert ("checks/cpp/unpack/unpack_int4.cu", "hip-include", 1) in reported
     _project(write)
     out = cli(

@@ -30,7 +30,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
-from cuda2rocm.context import vendor_switches
+from cuda2rocm.context import include_context, vendor_switches
 
 HEADER_SUFFIXES = (".h", ".hh", ".hpp", ".hxx", ".cuh", ".inl", ".inc")
 
@@ -61,17 +61,7 @@ def files(
     for path, out in (extra or {}).items():
         for target, _ in out:
             sites.setdefault(target, []).append((path, False))
-    found = set(hip)
-    changed = True
-    while changed:
-        changed = False
-        for header, where in sites.items():
-            if header in found or not header.endswith(HEADER_SUFFIXES):
-                continue
-            if all(in_arm or includer in found for includer, in_arm in where):
-                found.add(header)
-                changed = True
-    return frozenset(found)
+    return frozenset(include_context.every_includer(sites, hip, HEADER_SUFFIXES))
 
 
 def _inside(spans: Sequence[tuple[int, int]], starts: Sequence[int], line: int) -> bool:

@@ -26,6 +26,28 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 Event = tuple[int, str | None, str]
 
 
+def every_includer(
+    sites: Mapping[str, Sequence[tuple[str, bool]]],
+    seed: Iterable[str],
+    suffixes: tuple[str, ...],
+) -> set[str]:
+    """`seed` and every header (by `suffixes`) each include site of which holds (its flag) or
+    sits in a file already found, to a fixpoint. `sites`: header -> (includer, flag) per include
+    site. A header is compiled only inside its includers, so what holds at every include point
+    of it holds for it."""
+    found = set(seed)
+    changed = True
+    while changed:
+        changed = False
+        for header, where in sites.items():
+            if header in found or not header.endswith(suffixes) or not where:
+                continue
+            if all(flag or includer in found for includer, flag in where):
+                found.add(header)
+                changed = True
+    return found
+
+
 def events(
     definitions: Iterable[tuple[str, int, str]], edges: Iterable[tuple[str, int]]
 ) -> tuple[Event, ...]:

@@ -18,6 +18,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping
 
+from cuda2rocm.context import include_context
+
 _INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*([<"])([^>"\n]+)[>"]', re.M)
 _PROVIDES = re.compile(
     r"^(hip/hip_runtime\.h|hip_runtime\.h|hip/hip_runtime_api\.h|torch/|ATen/|c10/"
@@ -108,14 +110,4 @@ def runtime_first(
             if target is not None:
                 sites.setdefault(target, []).append((path, seen))
             seen = seen or bool(_PROVIDES.match(name)) or (target in provides)
-    first: set[str] = set()
-    changed = True
-    while changed:
-        changed = False
-        for header, found in sites.items():
-            if header in first or not header.endswith(_HEADER_SUFFIXES):
-                continue
-            if found and all(before or includer in first for includer, before in found):
-                first.add(header)
-                changed = True
-    return frozenset(first)
+    return frozenset(include_context.every_includer(sites, (), _HEADER_SUFFIXES))
