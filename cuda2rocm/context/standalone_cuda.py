@@ -46,8 +46,12 @@ def standalone_components(
     """(folder, build file display, line of `project()`, why, label) of each standalone
     CUDA-only CMake sub-project. `files`: (path, display, language, bytes) of the run's CMake
     and Python files; `rocm` / `amd_target`: what marks a CMake file as having a ROCm path."""
-    if root is None:
-        return []
+    files = list(files)
+    if root is None or not any(
+        lang == "cmake" and p.name == "CMakeLists.txt" and b"CUDA" in data
+        for p, _, lang, data in files
+    ):
+        return []  # the common case: no CMake file names CUDA, nothing to decode or resolve
     root = root.resolve()
     files = [(p.resolve(), d, lang, data) for p, d, lang, data in files]
     texts = {p: data.decode("utf-8", "replace") for p, _, lang, data in files}
