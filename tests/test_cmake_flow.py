@@ -304,3 +304,34 @@ def test_a_helper_that_exports_its_arguments_is_no_printer(tmp_path):
     )
     files = _project(tmp_path, {**SOURCES, "cmake/Helpers.cmake": helpers})
     assert [c.label for c in membership(files, tmp_path).components] == ["`kernels/extra`"]
+
+
+@pytest.mark.parametrize("value", ["$ENV{GPU_KIND}", "${GPU_KIND_DEFAULT}", "$CACHE{GPU_KIND}"])
+def test_a_value_read_from_a_reference_is_no_constant(tmp_path, value):
+    # `set(KIND "$ENV{...}")` holds whatever the environment says, not the text "$ENV{...}":
+    # a test of KIND against a word is unknown, so the HIP arm of the chain stays live and the
+    # arm before it is the one a ROCm configure skips.
+    text = f"""\
+set(KIND "{value}")
+if(KIND STREQUAL "nvidia")
+  enable_language(CUDA)
+  set(SRC_GPU kernels/nv_path.cu)
+elseif(KIND STREQUAL "radeon")
+  enable_language(HIP)
+  set(GPU_ON_AMD ON)
+  set(SRC_GPU kernels/amd_path.hip)
+endif()
+add_library(core ${{SRC_GPU}})
+"""
+    flow = build_flow([text])
+    assert "KIND" not in flow.constants
+    assert flow.truth('KIND STREQUAL "radeon"', lambda w: None, "rocm") is None
+    dead = cmake_dead_lines(text, None, flow=flow)
+    assert [r[:2] for r in dead] == [(3, 4)]
+    files = _project(
+        tmp_path,
+        {"CMakeLists.txt": text, "kernels/nv_path.cu": KERNEL, "kernels/amd_path.hip": KERNEL},
+    )
+    found = membership(files, tmp_path)
+    assert found.companions.get("GPU_ON_AMD") is not False  # set in the live HIP arm
+    assert [sorted(f.name for f in c.files) for c in found.components] == [["nv_path.cu"]]

@@ -47,6 +47,8 @@ _BINARY = frozenset(
      "IS_NEWER_THAN", "PATH_EQUAL"}
 )  # fmt: skip
 _VAR = re.compile(r"^\$\{(\w+)\}$")
+#: A variable reference (`${X}`, `$ENV{X}`, `$CACHE{X}`): a word holding one is no literal.
+_REFERENCE = re.compile(r"\$(?:ENV|CACHE)?\{")
 _NAME = re.compile(r"^[A-Za-z_]\w*$")
 _SOURCE_SUFFIXES = (".cu", ".cuh", ".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".hip", ".inl")
 _LIST_NARROWING = frozenset({"FILTER", "REMOVE_ITEM", "REMOVE_DUPLICATES", "SORT", "REMOVE_AT"})
@@ -78,7 +80,7 @@ class Flow:
         if match:
             name = match.group(1)
         elif quoted:
-            return None if "${" in word else ("lit", word)
+            return None if _REFERENCE.search(word) else ("lit", word)
         else:
             name = word
         if name in self.selectors:
@@ -86,7 +88,7 @@ class Flow:
         if name in self.constants:
             return ("lit", self.constants[name])
         if match or not _NAME.match(name):
-            return None if match or "${" in name else ("lit", name)
+            return None if match or _REFERENCE.search(name) else ("lit", name)
         # An unquoted word names a variable when one is defined (the project's, or one given
         # with -D, spelled like one): unknown then; a lowercase word nobody sets is a value.
         return None if name in self.assigned or not name.islower() else ("lit", name)
@@ -221,7 +223,9 @@ def build_flow(texts: Iterable[str]) -> Flow:
             words = tokens(argument)
             if command in ("set", "option", "unset") and words:
                 name = words[0].strip('"')
-                literal = len(words) == 2 and "${" not in words[1] and command == "set"
+                literal = (
+                    len(words) == 2 and not _REFERENCE.search(words[1]) and command == "set"
+                )
                 values.setdefault(name, set()).add(words[1].strip('"') if literal else None)
             elif command == "foreach" and words:
                 excluded.add(words[0])
