@@ -223,9 +223,7 @@ def build_flow(texts: Iterable[str]) -> Flow:
             words = tokens(argument)
             if command in ("set", "option", "unset") and words:
                 name = words[0].strip('"')
-                literal = (
-                    len(words) == 2 and not _REFERENCE.search(words[1]) and command == "set"
-                )
+                literal = len(words) == 2 and not _REFERENCE.search(words[1]) and command == "set"
                 values.setdefault(name, set()).add(words[1].strip('"') if literal else None)
             elif command == "foreach" and words:
                 excluded.add(words[0])
