@@ -345,3 +345,37 @@ def test_resolved_path_is_path_resolve(tmp_path):
         assert resolved_path(path) == Path(path).resolve(), name
         assert resolved_parent(path) == str(Path(path).resolve().parent), name
     assert resolved_path(str(tmp_path / "dir/sub/link.cu")) == tmp_path / "other/target.cu"
+
+
+def test_setting_an_environment_variable_keeps_os_known(tmp_path):
+    # `os.environ[...] = ...` changes what `os.environ` holds but rebinds no name: `os.getenv`
+    # is still the environment read afterwards, so a CUDA-version gate built from it and
+    # torch.version.cuda stays false on ROCm. Another subscripted name is forgotten.
+    from cuda2rocm.context.build import membership
+
+    setup = tmp_path / "setup.py"
+    setup.write_text(
+        "import os\nimport torch\n"
+        "from setuptools import setup\n"
+        "from torch.utils.cpp_extension import BuildExtension, CUDAExtension\n"
+        'os.environ["MAX_JOBS"] = "4"\n'
+        'os.environ.setdefault("NVCC_APPEND_FLAGS", "")\n'
+        'nv_release = os.getenv("OVERRIDE_NV_RELEASE") or torch.version.cuda\n'
+        "amd = torch.version.hip is not None\n"
+        "table = {}\n"
+        'table["amd"] = amd\n'
+        "exts = []\n"
+        "if nv_release:\n"
+        '    exts.append(CUDAExtension("pkg.mma", ["native/tiles_mma.cu"]))\n'
+        'if table["amd"]:\n'
+        '    exts.append(CUDAExtension("pkg.amd", ["native/amd_path.cu"]))\n'
+        'exts.append(CUDAExtension("pkg.base", ["native/base.cu"]))\n'
+        'setup(name="pkg", ext_modules=exts, cmdclass={"build_ext": BuildExtension})\n'
+    )
+    (tmp_path / "native").mkdir()
+    for name in ("tiles_mma.cu", "amd_path.cu", "base.cu"):
+        (tmp_path / "native" / name).write_text("__global__ void k() {}\n")
+    found = membership([(setup, "setup.py", "python", setup.read_bytes())], tmp_path)
+    files = sorted(f.name for c in found.components for f in c.files)
+    assert files == ["tiles_mma.cu"]
+    assert "if nv_release:" in found.components[0].why

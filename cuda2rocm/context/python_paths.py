@@ -774,9 +774,24 @@ class _Pass:
         return ""
 
     def forget(self, target: ast.AST, env: Env) -> None:
-        for node in ast.walk(target):
-            if isinstance(node, ast.Name):
-                env[node.id] = UNKNOWN
+        """An assignment target other than a plain name: the names it rebinds are unknown.
+        `x[k] = v` and `x.a = v` rebind no name but change what `x` holds, so `x` is unknown,
+        unless `x` is a module (`os.environ["CC"] = "g++"` sets an environment variable; the
+        pass reads `os.getenv` the same way after it)."""
+        if isinstance(target, (ast.Tuple, ast.List)):
+            for element in target.elts:
+                self.forget(element, env)
+            return
+        if isinstance(target, ast.Starred):
+            self.forget(target.value, env)
+            return
+        base = target
+        while isinstance(base, (ast.Subscript, ast.Attribute)):
+            base = base.value
+        if isinstance(base, ast.Name) and not (
+            base is not target and isinstance(env.get(base.id), Module)
+        ):
+            env[base.id] = UNKNOWN
 
     def forget_all(self, stmt: ast.AST, env: Env) -> None:
         for name in self.shared.bound_by(stmt):
