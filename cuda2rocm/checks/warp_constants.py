@@ -107,6 +107,7 @@ def definitions(view: CppView) -> tuple[set[str], set[str]]:
             )
         ):
             other.add(text)  # a parameter: `template <int kWarpSize>`, `int warp_size`
+    fixed.update(role_constants(view))
     return fixed, other
 
 
@@ -129,7 +130,7 @@ def uses(view: CppView) -> Iterator[Use]:
                 start, end = view.span(operand)
                 yield Use(start, end, ident.start_point[0], view.text(operand), "assert-32")
             continue
-        if name in other or not (WARP_CONSTANT.match(name) or name in derived):
+        if name in other or not (WARP_CONSTANT.match(name) or name in derived or name in fixed):
             continue
         if _is_definition(ident) or not (ident.type == "identifier" or _vexing(ident)):
             continue
@@ -161,6 +162,95 @@ def uses(view: CppView) -> Iterator[Use]:
             if (line, token.name) not in seen_lines and not hip_excluded(view, define):
                 seen_lines.add((line, token.name))
                 yield Use(token.start, token.end, line, token.name, "host", token.name not in fixed)
+
+
+def role_constants(view: CppView) -> dict[str, int]:
+    """Constants the file defines only as a bare 32 whose device code uses them as the warp
+    width, whatever their name (`constexpr int kLanes = 32`, `#define GROUP 32`): the divisor
+    of a thread index into warps or lanes (`threadIdx.x / kLanes`, `tid % GROUP`), or the
+    start or bound of a loop over whole-wavefront shuffles (`for (o = GROUP >> 1; ...)`).
+    Such a name is the file's warp size as much as one spelled `WARP_SIZE`; a name also passed
+    as a shuffle's explicit width sizes logical groups instead and is not one. Maps each name
+    to the first line (1-based) of such a use."""
+    values: dict[str, set[str]] = {}
+    for node in view.defines:
+        name = node.child_by_field_name("name")
+        value = node.child_by_field_name("value")
+        if name is not None and node.type == "preproc_def":
+            text = view.text(value).strip().strip("()").rstrip("uU") if value is not None else ""
+            values.setdefault(view.text(name), set()).add(text)
+    for ident in view.identifiers:
+        parent = ident.parent
+        if parent is None or ident.type != "identifier":
+            continue
+        if parent.type == "init_declarator" and parent.child_by_field_name("declarator") == ident:
+            declaration = parent.parent
+            constant = declaration is not None and any(
+                c.type == "type_qualifier" and view.text(c) in ("const", "constexpr")
+                for c in declaration.children
+            )
+            value = parent.child_by_field_name("value")
+            text = view.text(value).strip("{}() ").rstrip("uU") if value is not None else ""
+            values.setdefault(view.text(ident), set()).add(text if constant else "?")
+        elif parent.type == "enumerator" and parent.child_by_field_name("name") == ident:
+            value = parent.child_by_field_name("value")
+            values.setdefault(view.text(ident), set()).add(view.text(value) if value else "?")
+        elif parent.type in _PARAMETER_TYPES or (
+            parent.parent is not None and parent.parent.type in _PARAMETER_TYPES
+        ):
+            values.setdefault(view.text(ident), set()).add("?")
+    candidates = {n for n, v in values.items() if v == {"32"}} - logical_widths(view)
+    candidates -= set(view.wavefront_constants)
+    found: dict[str, int] = {}
+    if not candidates:
+        return found
+    for ident in view.identifiers:
+        name = view.text(ident)
+        if name not in candidates or name in found or _is_definition(ident):
+            continue
+        if not view.in_device_code(ident) or hip_excluded(view, ident):
+            continue
+        if _divides_a_thread_index(view, ident) or _bounds_a_shuffle_loop(view, ident):
+            found[name] = ident.start_point[0] + 1
+    return found
+
+
+def _divides_a_thread_index(view: CppView, ident: Node) -> bool:
+    parent = ident.parent
+    if parent is None or parent.type != "binary_expression":
+        return False
+    op = parent.child_by_field_name("operator")
+    left = parent.child_by_field_name("left")
+    return (
+        parent.child_by_field_name("right") == ident
+        and op is not None
+        and view.text(op) in ("/", "%")
+        and left is not None
+        and _mentions_thread(view, left)
+    )
+
+
+def _bounds_a_shuffle_loop(view: CppView, ident: Node) -> bool:
+    """`ident` in the header of a `for` (not its body) whose body shuffles over the whole
+    wavefront (no explicit width)."""
+    loop = next((a for a in ancestors(ident) if a.type == "for_statement"), None)
+    if loop is None:
+        return False
+    body = loop.child_by_field_name("body")
+    if body is None or _within(ident, body):
+        return False
+    for node in _walk(body):
+        if node.type != "call_expression":
+            continue
+        func = node.child_by_field_name("function")
+        name = view.text(func) if func is not None else ""
+        if name not in _SHUFFLES:
+            continue
+        args = node.child_by_field_name("arguments")
+        named = [a for a in args.named_children if a.type != "comment"] if args else []
+        if len(named) <= (3 if name.endswith("_sync") else 2):
+            return True
+    return False
 
 
 def logical_widths(view: CppView) -> set[str]:

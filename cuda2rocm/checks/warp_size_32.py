@@ -40,6 +40,11 @@ _PRIMARY = frozenset(
 )
 _LANE_NAME = re.compile(r"^(lane|lane_?id|lane_?idx|warp|warp_?id|warp_?idx|wid)$", re.I)
 _WARP_INDEX = re.compile(r"^(warp|warp_?id|warp_?idx|wid|warp_?index)$", re.I)
+#: A block's thread count (`kNThreads`, `NUM_THREADS`, `threads_per_block`, `BLOCK_THREADS`):
+#: divided by 32 in device code it is the number of warps per block.
+_THREAD_COUNT = re.compile(
+    r"^(k_?)?(n_?|num_?)?threads(_?per_?block)?$|^(k_?)?block_?threads$", re.I
+)
 SHUFFLES = frozenset(
     {"__shfl", "__shfl_up", "__shfl_down", "__shfl_xor"}
     | {"__shfl_sync", "__shfl_up_sync", "__shfl_down_sync", "__shfl_xor_sync"}
@@ -92,23 +97,32 @@ class Rule(CppRule):
         self.seen: set[int] = set()
         view = self.view
         logical = warp_constants.logical_widths(view)
+        # Named for the warp, or used as its width whatever the name (`warp_constants`).
+        roles = warp_constants.role_constants(view)
+
+        def warp_named(name: str) -> bool:
+            return (bool(_WARP_NAME.match(name)) or name in roles) and name not in logical
+
+        def used_as(name: str) -> str:
+            return f" (used as the warp width at line {roles[name]})" if name in roles else ""
+
         for node in view.defines:
             name = node.child_by_field_name("name")
             value = node.child_by_field_name("value")
             if (
                 name is not None
                 and value is not None
-                and _WARP_NAME.match(view.text(name))
-                and view.text(name) not in logical
+                and warp_named(view.text(name))
                 and view.text(value).strip() == "32"
             ):
-                self._flag(value, f"#define {view.text(name)} 32", WARP)
+                what = f"#define {view.text(name)} 32{used_as(view.text(name))}"
+                self._flag(value, what, WARP)
         for node in view.declarations:
             for target, value in initializations(node):
-                if not _WARP_NAME.match(view.text(target)) or view.text(target) in logical:
+                if not warp_named(view.text(target)):
                     continue
                 if number(view, value) == 32:
-                    self._flag(value, f"{view.text(target)} = 32", WARP)
+                    self._flag(value, f"{view.text(target)} = 32{used_as(view.text(target))}", WARP)
             if any(
                 c.type == "type_qualifier" and view.text(c) == "__shared__" for c in node.children
             ):
@@ -143,6 +157,8 @@ class Rule(CppRule):
         ):
             if device and op == "*" and value == 32 and _WARP_INDEX.match(view.text(left)):
                 self._flag(literal, f"`{view.text(expr)}`: first lane of a warp", WARP)
+            elif device and op == "/" and value == 32 and _THREAD_COUNT.match(view.text(left)):
+                self._flag(literal, f"warps per block `{view.text(expr)}`", WARP)
             return
         fixable = device  # host code cannot know the device's wavefront: report, do not fix
         if op == "&" and value == 31:
