@@ -18,7 +18,7 @@ from pathlib import Path
 from cuda2rocm import sources
 from cuda2rocm.catalogue import RuleSpec, find_rule, load_catalogue, matches
 from cuda2rocm.discover import CONTEXT_ONLY, Found
-from cuda2rocm.model import Diagnostic, Edit, Fix, Position, Severity
+from cuda2rocm.model import Diagnostic, Edit, Fix, Position, Safety, Severity
 from cuda2rocm.sources import SourceError, SourceFile
 
 #: Languages of the text front-end (frontends/text.py, imported only when such a file is linted).
@@ -128,6 +128,10 @@ class Linter:
         #: compiles (context.other_builds): what findings there say about the build.
         self.torch_unhipified: frozenset[Path] = frozenset()
         self.other_builds: dict[Path, str] = {}
+        #: The oldest torch the project requires (context.torch_floor), None when unstated.
+        self.torch_floor: tuple[int, ...] | None = None
+        #: C/C++ files the run's Python code reads as text (context.text_sources) -> where.
+        self.text_read: dict[Path, str] = {}
         #: The project's own macros (header #defines, build -D flags) for the preprocessor
         #: model: a context.project_macros.ProjectMacros set by the runner, or None.
         self.project_macros = None
@@ -191,6 +195,18 @@ class Linter:
         if resolved in self.other_builds:
             return self.other_builds[resolved]
         return "unhipified" if resolved in self.torch_unhipified else ""
+
+    def read_as_text_for(self, path: str) -> str:
+        """Where the project's Python code reads this file as text ("" when it does not, or
+        when a build compiles it: torch's cpp_extension, CMake, Cython)."""
+        from cuda2rocm.build_context import resolved_path
+
+        if not self.text_read:
+            return ""
+        site = self.text_read.get(resolved_path(path), "")
+        if not site or self.torch_built_for(path) or self.build_note_for(path) in _BUILDS:
+            return ""
+        return site
 
     def _may_embed(self, data: bytes) -> bool:
         return any(t in data for t in _EMBED_TOKENS) and bool(self._rules_for("cuda")[1])
@@ -378,7 +394,24 @@ class Linter:
         except Exception as exc:
             return [_internal(source.path, "the Python front-end", exc)]
         found += [_internal(source.path, f"rule {spec.id}", exc) for spec, exc in failed]
-        return found
+        return [self._within_torch_floor(d) for d in found]
+
+    def _within_torch_floor(self, d: Diagnostic) -> Diagnostic:
+        """A safe fix that needs a newer torch than the oldest the project requires is offered
+        as unsafe, and the message says why. A project that states no floor keeps the fix safe
+        (the rule's caveat names the release it needs)."""
+        from cuda2rocm.context.torch_floor import version
+
+        needs = d.data.get("needs-torch") if d.data else None
+        if needs is None or d.fix is None or d.fix.safety is not Safety.SAFE:
+            return d
+        floor = self.torch_floor
+        if floor is None or floor >= version(needs):
+            return d
+        stated = ".".join(map(str, floor))
+        why = f" (the fix needs torch {needs}; the project allows torch {stated}: unsafe)"
+        fix = dataclasses.replace(d.fix, safety=Safety.UNSAFE)
+        return dataclasses.replace(d, fix=fix, message=d.message + why)
 
     def _check_class(self, rule: RuleSpec, base: type, name: str) -> type:
         """The rule's class for one front-end. A rule serving several front-ends has its
@@ -451,6 +484,7 @@ class Linter:
                     hipified=self.hipified_for(source.path),
                     build_note=self.build_note_for(source.path),
                     jit=jit,
+                    read_as_text="" if kernel else self.read_as_text_for(source.path),
                 ),
                 line_model,
             )
@@ -575,6 +609,7 @@ class Linter:
 
 
 _EMBED_TOKENS = (b"load_inline", b"__global__")
+_BUILDS = ("CMake", "Cython")  # builds whose include paths the run reads (context.other_builds)
 
 
 def _overlapping_pairs(tokens: Iterable[str]) -> list[tuple[str, str, tuple[bytes, ...]]]:

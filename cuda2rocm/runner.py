@@ -488,6 +488,8 @@ def prepare(
     from cuda2rocm.context.other_builds import other_built
     from cuda2rocm.context.project_macros import ProjectMacros
     from cuda2rocm.context.python_hipify import python_hipified_dirs
+    from cuda2rocm.context.text_sources import read_as_text
+    from cuda2rocm.context.torch_floor import torch_floor
     from cuda2rocm.context.unbuilt import unbuilt_sources
 
     clear_resolved()  # paths resolved once per run (lint and fix alike)
@@ -519,6 +521,16 @@ def prepare(
     linter.other_builds = other_built(
         (i.path, i.language, d)
         for i, d in _contents(items, have, lambda i: i.language in ("cmake", "cython"))
+    )
+    linter.torch_floor = torch_floor(
+        d
+        for i, d in _contents(
+            items, have, lambda i: i.language == "requirements" or i.path.name == "setup.py"
+        )
+    )
+    linter.text_read = read_as_text(
+        ((resolved_path(str(p)), d) for p, d in python),
+        (resolved_path(str(i.path)) for i in items if i.language == "cuda"),
     )
     builds = [
         (item.path, item.display, data)
@@ -570,6 +582,11 @@ def prepare(
         "+ext"
         + hashlib.blake2b(linter.extension_bindings.digest.encode(), digest_size=8).hexdigest()
     )
+    linter.context_key += f"+torch{linter.torch_floor}"  # safe fixes that need a newer torch
+    if linter.text_read:  # files read as text get no compatibility header
+        text_read = repr(sorted((str(p), w) for p, w in linter.text_read.items()))
+        digest = hashlib.blake2b(text_read.encode(), digest_size=8).hexdigest()
+        linter.context_key += "+txt" + digest
     return linter.context_key
 
 

@@ -53,3 +53,28 @@ def test_lane_arithmetic_of_mma_fragments_keeps_32():
     found, fixed = _run("frag.cu", MMA)
     assert found and fixed == MMA
     assert all("tensor-core MMA" in d.message for d in found)
+
+
+UNIT = """\
+#define LANES 32
+__device__ float lane_sum(float v) {
+  for (int s = 16; s > 0; s >>= 1) v += __shfl_down(v, s);
+  return v;
+}
+__global__ void sums(const float* x, float* y) {
+  float v = lane_sum(x[threadIdx.x]);
+  if (threadIdx.x % LANES == 0) y[threadIdx.x / LANES] = v;
+}
+"""
+
+
+def test_a_header_gets_no_warp_fix_the_same_code_in_a_source_gets(tmp_path):
+    # Its includers may redefine the constant or pass 32-lane sizes in: not visible from it.
+    from tests.conftest import fix_alone
+
+    source = fix_alone(tmp_path, "portable", "sums.cu", UNIT).read_text()
+    assert "CUDA2ROCM_WARP_SIZE" in source
+    (tmp_path / "h").mkdir()
+    header = fix_alone(tmp_path / "h", "portable", "sums.cuh", UNIT).read_text()
+    assert "CUDA2ROCM_WARP_SIZE" not in header
+    assert "#define LANES 32" in header and "s = 16" in header

@@ -21,6 +21,12 @@ from cuda2rocm.model import Edit, Fix
 OLD = "torch.cuda.amp"
 NEW = "torch.amp"
 KINDS = ("autocast", "GradScaler", "custom_fwd", "custom_bwd")
+#: The torch release that first has each `torch.amp` replacement: `torch.amp.autocast` with
+#: torch.autocast (1.10, "new in version 1.10", torch.amp docs); `torch.amp.GradScaler` from
+#: 2.3 and `torch.amp.custom_fwd` / `custom_bwd` from 2.4 (pytorch/pytorch "Deprecate
+#: device-specific GradScaler autocast API", which added them; the torch.cuda.amp names warn
+#: from 2.4).
+SINCE = {"autocast": "1.10", "GradScaler": "2.3", "custom_fwd": "2.4", "custom_bwd": "2.4"}
 AUTOCAST_PARAMS = ("enabled", "dtype", "cache_enabled")
 DEVICE = '"cuda"'
 
@@ -69,6 +75,8 @@ class Rule(NameAware):
         self.handled: set[int] = set()
         self.in_import = 0
         self.binding_fixes: dict[int, Fix | None] = {}
+        #: id(fix) -> the torch.amp names an import fix rewrites (the newest sets its torch).
+        self.binding_kinds: dict[int, set[str]] = {}
 
     # Imports bind the names; they are rewritten with their uses, never reported on their own.
     def visit_Import(self, node: cst.Import) -> None:
@@ -117,7 +125,11 @@ class Rule(NameAware):
         )
         if fix is None:
             message += " (no automatic fix: this use cannot be rewritten mechanically)"
-        self.report(node, message, fix)
+        needs = SINCE[kind]
+        if fix is not None and fix.description.startswith("import from"):
+            needs = max(self.binding_kinds.get(id(fix), {kind}), key=_release, default=kind)
+            needs = SINCE[needs]
+        self.report(node, message, fix, data={"needs-torch": needs} if fix else None)
 
     def _old_torch_fallback(self, node: cst.CSTNode) -> bool:
         """Whether `node` runs only when torch lacks the new API: the `else` of
@@ -214,6 +226,7 @@ class Rule(NameAware):
         if import_edit is None:
             return None
         edits = [import_edit]
+        kinds: set[str] = set()
         for bound in _bound_names(binding):
             for ref in self._references_of(binding, bound):
                 if ref is None:
@@ -227,7 +240,10 @@ class Rule(NameAware):
                 if site is None:
                     return None
                 edits += site
-        return self.fix(*edits, description="import from torch.amp and pass the device")
+                kinds.add(kind)
+        fix = self.fix(*edits, description="import from torch.amp and pass the device")
+        self.binding_kinds[id(fix)] = kinds
+        return fix
 
     def _import_edit(self, binding: cst.Import | cst.ImportFrom) -> Edit | None:
         if isinstance(binding, cst.ImportFrom):
@@ -271,3 +287,7 @@ def _bound_names(binding: cst.Import | cst.ImportFrom) -> list[str]:
         elif isinstance(alias.name, cst.Name):
             names.append(alias.name.value)
     return names
+
+
+def _release(kind: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in SINCE[kind].split("."))

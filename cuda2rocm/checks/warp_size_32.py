@@ -536,9 +536,16 @@ class Rule(CppRule):
         # CuTe, WMMA, `mma.sync` / `ldmatrix` PTX) follows the MMA's 32-thread layout
         # (`(tid % 32) / 4` is a row of an m16n8k16 fragment): it stays 32 on any wavefront.
         mma = _MMA.search(self.view.source.text) is not None
+        # A header's warp arithmetic is one unit with what its includers define around it (a
+        # `#define WARP_SIZE 32` after the include, per-warp sizes passed in as template
+        # arguments): none of that is visible here, so a header gets no fix.
+        header = self.view.source.path.lower().endswith(_HEADER_SUFFIXES)
         for node, what, replacement in pending:
             if mma:
                 self._emit(node, what, None, _MMA_WHY)
+                continue
+            if header:
+                self._emit(node, what, None, _HEADER_WHY)
                 continue
             function = enclosing_function(node)
             if function is None:
@@ -573,6 +580,11 @@ class Rule(CppRule):
         )
 
 
+_HEADER_SUFFIXES = (".h", ".cuh", ".hpp", ".hxx", ".hh", ".inl", ".inc")
+_HEADER_WHY = (
+    "this is a header: the warp sizes its includers define or pass in are not seen here, so "
+    "it is rewritten by hand, together with them"
+)
 _MMA = re.compile(r"\bcute::|\bcutlass::|\bwmma::|\bmma\.sync\b|\bldmatrix\b|<cute/|<cutlass/")
 _MMA_WHY = (
     "this file computes with tensor-core MMA fragments (CUTLASS / CuTe / WMMA), whose "

@@ -20,6 +20,9 @@ unknown condition keeps the finding. One module per language or input:
 - `standalone_cuda`: CMake sub-projects of their own for CUDA that nothing else builds;
 - `cmake_unset`: project CMake variables only `set()` where a ROCm configure never goes;
 - `hip_only`: files only a ROCm build compiles (the HIP side of the project's switch);
+- `text_sources`: C/C++ files the project's Python code reads as text (run-time compilers,
+  generators): no compatibility header for them; `torch_floor`: the oldest torch the project
+  requires (safe fixes that need a newer one become unsafe);
 - `builder_wrappers`, `extension_calls`, `hipify_reach`: what torch's cpp_extension hipifies,
   through the project's own wrappers of its builders; `other_builds`: files a CMake or
   Cython build compiles (which do not hipify).

@@ -154,6 +154,9 @@ class CppContext:
     #: Kernel source handed to a run-time compiler (a string in a Python file, not a
     #: `load_inline` source): the JIT, not the file, decides what it is compiled with.
     jit: bool = False
+    #: The project's Python code reads this file as text ("file.py:line",
+    #: context.text_sources): no build's include path is known to reach it.
+    read_as_text: str = ""
     #: The ROCm releases and GPUs findings are judged for (cuda2rocm.targets.Targets);
     #: None: the defaults.
     targets: object = None
@@ -371,6 +374,12 @@ class CppView:
         from cuda2rocm.compat_header import declaring_header, may_include
 
         if self.includes_header(ctx.compat_header):
+            return None
+        if ctx.read_as_text:
+            self._compat_refusals[ctx] = (
+                f"the project reads this file as text ({ctx.read_as_text}: a run-time compiler "
+                "or a generator takes it), so no include path is known to reach the header"
+            )
             return None
         if self.no_compat_header or not may_include(self.source.path, self.source.text):
             self._compat_refusals[ctx] = self.no_compat_header or (

@@ -619,8 +619,10 @@ class PythonRule(cst.BatchableCSTVisitor):
         fix: Fix | None = None,
         severity: Severity | None = None,
         through: cst.CSTNode | None = None,
+        data: dict | None = None,
     ) -> None:
-        """Report `node` (through the end of `through`, when given: a branch the finding spans)."""
+        """Report `node` (through the end of `through`, when given: a branch the finding spans);
+        `data`: facts the engine reads (Diagnostic.data)."""
         start, end = self.span(node)
         if through is not None:
             end = max(end, self.span(through)[1])
@@ -634,6 +636,7 @@ class PythonRule(cst.BatchableCSTVisitor):
                 position=self.source.lines.position(start, end),
                 message=message,
                 fix=fix,
+                data=data or {},
             )
         )
 
