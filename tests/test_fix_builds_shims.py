@@ -244,3 +244,27 @@ def test_hipcc_builds_thrust_policies_after_the_fix(tmp_path, cli, target):
 def test_nvcc_builds_thrust_policies_after_the_portable_fix(tmp_path, cli):
     result = _nvcc(_fix(tmp_path, cli, "portable", "t.cu", THRUST))
     assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.skipif(
+    shutil.which("g++") is None or not Path("/usr/include/hip/hip_runtime.h").exists(),
+    reason="needs g++ and HIP's headers (apt-get install libamdhip64-dev)",
+)
+def test_host_build_naming_the_platform_hcc_gets_the_hip_side(tmp_path):
+    # A ROCm build that compiles its host files with g++ and passes only the pre-ROCm-6 name
+    # of the AMD platform (`-D__HIP_PLATFORM_HCC__=1`; HIP 5.2's headers accept it) has no
+    # CUDA runtime: the compatibility header must take its HIP side there.
+    text = (
+        "#include <cuda_runtime.h>\n"
+        "inline int sync_all(cudaStream_t s) { return cudaStreamSynchronize(s) == cudaSuccess; }\n"
+    )
+    fixed = fix_alone(tmp_path, "portable", "host_sync.h", text)
+    unit = fixed.parent / "unit.cpp"
+    unit.write_text('#include "host_sync.h"\nint main() { return sync_all(nullptr); }\n')
+    run = subprocess.run(
+        ["g++", "-fsyntax-only", "-D__HIP_PLATFORM_HCC__=1", "-I", str(fixed.parent), str(unit)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
