@@ -164,14 +164,14 @@ def uses(view: CppView) -> Iterator[Use]:
                 yield Use(token.start, token.end, line, token.name, "host", token.name not in fixed)
 
 
-def role_constants(view: CppView) -> dict[str, int]:
+def role_constants(view: CppView) -> dict[str, str]:
     """Constants the file defines only as a bare 32 whose device code uses them as the warp
     width, whatever their name (`constexpr int kLanes = 32`, `#define GROUP 32`): the divisor
     of a thread index into warps or lanes (`threadIdx.x / kLanes`, `tid % GROUP`), or the
     start or bound of a loop over whole-wavefront shuffles (`for (o = GROUP >> 1; ...)`).
     Such a name is the file's warp size as much as one spelled `WARP_SIZE`; a name also passed
     as a shuffle's explicit width sizes logical groups instead and is not one. Maps each name
-    to the first line (1-based) of such a use."""
+    to its first such use, as a message says it."""
     values: dict[str, set[str]] = {}
     for node in view.defines:
         name = node.child_by_field_name("name")
@@ -201,7 +201,7 @@ def role_constants(view: CppView) -> dict[str, int]:
             values.setdefault(view.text(ident), set()).add("?")
     candidates = {n for n, v in values.items() if v == {"32"}} - logical_widths(view)
     candidates -= set(view.wavefront_constants)
-    found: dict[str, int] = {}
+    found: dict[str, str] = {}
     if not candidates:
         return found
     for ident in view.identifiers:
@@ -210,8 +210,10 @@ def role_constants(view: CppView) -> dict[str, int]:
             continue
         if not view.in_device_code(ident) or hip_excluded(view, ident):
             continue
-        if _divides_a_thread_index(view, ident) or _bounds_a_shuffle_loop(view, ident):
-            found[name] = ident.start_point[0] + 1
+        if _divides_a_thread_index(view, ident):
+            found[name] = "`" + " ".join(view.text(ident.parent).split()) + "`"
+        elif _bounds_a_shuffle_loop(view, ident):
+            found[name] = "the bounds of a whole-wavefront shuffle loop"
     return found
 
 

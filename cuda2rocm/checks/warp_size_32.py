@@ -104,7 +104,9 @@ class Rule(CppRule):
             return (bool(_WARP_NAME.match(name)) or name in roles) and name not in logical
 
         def used_as(name: str) -> str:
-            return f" (used as the warp width at line {roles[name]})" if name in roles else ""
+            if name not in roles or _WARP_NAME.match(name):
+                return ""
+            return f" (used as the warp width: {roles[name]})"
 
         for node in view.defines:
             name = node.child_by_field_name("name")
