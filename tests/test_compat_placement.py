@@ -9,7 +9,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import write_tree
+from conftest import run_cli, write_tree
 
 from cuda2rocm import packaging
 from cuda2rocm.catalogue import load_catalogue, select_rules
@@ -249,3 +249,32 @@ def test_the_header_defines_the_amd_platform_macro_as_1_for_plain_hipcc(tmp_path
         check=False,
     )
     assert done.returncode == 0, done.stderr
+
+
+def test_the_header_replaces_a_runtime_include_inside_a_condition_rocm_takes(tmp_path):
+    # The GPU part of a header sits under the project's own switch, which its ROCm build
+    # defines; CPU-only units include the header too. The compatibility header takes the
+    # runtime include's place inside the switch, not line 1 (where every CPU unit would get
+    # a runtime it cannot find).
+    (tmp_path / "CMakeLists.txt").write_text(
+        "project(p CXX)\noption(ON_AMD OFF)\nif(ON_AMD)\n  find_package(hip REQUIRED)\n"
+        "  add_definitions(-DGPU_PART=1)\nendif()\nadd_library(p unit.cc)\n"
+    )
+    header = (
+        "#pragma once\n#include <vector>\n#if GPU_PART\n#include <cuda_runtime.h>\n"
+        "inline void wait(cudaStream_t s) { cudaStreamSynchronize(s); }\n#endif\n"
+    )
+    (tmp_path / "gpu_part.h").write_text(header)
+    (tmp_path / "unit.cc").write_text('#include "gpu_part.h"\nint f() { return 0; }\n')
+    run_cli("fix", "--exit-zero", str(tmp_path))
+    fixed = (tmp_path / "gpu_part.h").read_text()
+    assert fixed.startswith("#pragma once\n#include <vector>\n#if GPU_PART\n")
+    assert '#if GPU_PART\n#include "cuda2rocm_compat.h"\n' in fixed
+    assert "<cuda_runtime.h>" not in fixed
+    # under a condition no HIP pass compiles, the header still goes first
+    (tmp_path / "nv_only.h").write_text(
+        "#include <vector>\n#ifdef __CUDACC__\n#include <cuda_runtime.h>\n#endif\n"
+        "inline void wait2(cudaStream_t s) { cudaStreamSynchronize(s); }\n"
+    )
+    run_cli("fix", "--exit-zero", str(tmp_path))
+    assert (tmp_path / "nv_only.h").read_text().startswith('#include "cuda2rocm_compat.h"\n')

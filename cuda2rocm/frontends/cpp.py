@@ -399,10 +399,21 @@ class CppView:
     def _compat_edit_at(self, ctx: CppContext) -> Edit:
         directive = f'#include "{ctx.compat_header}"'
         top = [inc for inc in self.includes if inc.top_level]
-        for inc in top if ctx.target == "portable" else ():
-            if names.compat_covers(inc.name):
-                path = inc.node.child_by_field_name("path")
-                return Edit(inc.start, inc.end, directive, self.text_between(inc.node, path))
+        # Portable: the header takes the place of the CUDA runtime include, where the file has
+        # it: at top level, or inside a condition a HIP pass also compiles (a `#if HAVE_GPU`
+        # around the GPU part of a header that CPU-only and g++-compiled units include too),
+        # so it is included exactly where the runtime was. A condition the HIP passes skip
+        # (`#ifdef __CUDACC__`) would hide it from hipcc: the header goes first then.
+        covered = [inc for inc in self.includes if names.compat_covers(inc.name)]
+        placed = [inc for inc in covered if inc.top_level] or [
+            inc
+            for inc in covered
+            if self.line_model is not None
+            and self.line_model.value(inc.node.start_point[0] + 1) is not False
+        ]
+        for inc in placed[:1] if ctx.target == "portable" else ():
+            path = inc.node.child_by_field_name("path")
+            return Edit(inc.start, inc.end, directive, self.text_between(inc.node, path))
         if top:  # an insertion at the start of a line (an include's) or of the file
             return Edit(top[0].start, top[0].start, directive + "\n", "")
         return Edit(0, 0, directive + "\n", "")
