@@ -278,13 +278,31 @@ def sample(applied: list[Applied], n: int, seed: int) -> list[Applied]:
     return drawn
 
 
+def _original_line(text: list[str], a: Applied, reach: int = 8) -> int:
+    """The line of the original file the fix edits: a fix found on a later pass of `fix` (after
+    another added a compatibility include above it) reports a line of the partly fixed text,
+    so the nearest line holding the first edit's original text wins."""
+    first = next((o.splitlines()[0] for o, _ in a.edits if o.strip()), "")
+    if not first or (0 < a.line <= len(text) and first in text[a.line - 1]):
+        return a.line
+    near = [
+        i + 1
+        for i in range(max(a.line - 1 - reach, 0), min(a.line + reach, len(text)))
+        if first in text[i]
+    ]
+    return min(near, key=lambda n: abs(n - a.line)) if near else a.line
+
+
 def describe(a: Applied, context: int = 6) -> str:
     """One drawn fix: its edits and the original lines around it."""
     lines = [f"### {a.project}/{a.path}:{a.line} {a.rule} ({a.safety})"]
     lines += [f"- `{o!r}` -> `{r!r}`" for o, r in a.edits]
     source = Path(a.root, a.path)
     text = source.read_text(errors="replace").splitlines()
-    lo, hi = max(a.line - 1 - context, 0), min(a.line + context, len(text))
+    line = _original_line(text, a)
+    if line != a.line:
+        lines.append(f"(line {line} of the original: a fix above it added lines first)")
+    lo, hi = max(line - 1 - context, 0), min(line + context, len(text))
     lines += ["```", *(f"{i + 1:5} {text[i]}" for i in range(lo, hi)), "```", ""]
     return "\n".join(lines)
 

@@ -66,3 +66,15 @@ def test_sample_size_is_exact_and_every_stratum_is_drawn():
         projects, 8, seed=1
     )
     assert len(precision_review.sample(projects, 100, seed=1)) == 15
+
+
+def test_a_fix_found_after_an_added_include_is_shown_at_its_original_line(tmp_path):
+    from fix_regression import describe
+
+    (tmp_path / "k.cu").write_text("#include <cuda_runtime.h>\nint a;\nint lane = tid & 31;\n")
+    # `fix` reported the edit on line 4 of the partly fixed text (an include was added above)
+    shown = describe(Applied("p", str(tmp_path), "k.cu", 4, "r", "unsafe", (("31", "W - 1"),)))
+    assert "(line 3 of the original" in shown
+    assert "    3 int lane = tid & 31;" in shown
+    same = describe(Applied("p", str(tmp_path), "k.cu", 3, "r", "unsafe", (("31", "W - 1"),)))
+    assert "of the original" not in same
