@@ -31,8 +31,8 @@ from cuda2rocm.frontends.cpp import CppView, ancestors, hip_excluded, initializa
 
 #: Project spellings of the warp size (not HIP/CUDA's own `warpSize`, which is the hardware's).
 WARP_CONSTANT = re.compile(
-    r"^(k_?)?(warp_?size|warp_?width|threads_?per_?warp|warp_?threads|lanes_?per_?warp"
-    r"|num_?lanes|warp_?lanes)$",
+    r"^(?!c10_)\w*?(warp_?size|warp_?width|threads_?per_?warp)$"
+    r"|^(k_?)?(warp_?threads|lanes_?per_?warp|num_?lanes|warp_?lanes)$",
     re.I,
 )
 _HARDWARE = frozenset({"warpSize"})

@@ -30,7 +30,10 @@ from cuda2rocm.frontends.cpp import (
 from cuda2rocm.model import Severity
 
 WARP = "CUDA2ROCM_WARP_SIZE"
-_WARP_NAME = re.compile(r"^(k_?)?warp_?size$|^warpsize$|^(k_?)?warp_?width$", re.I)
+#: A name for the warp size, with any prefix a project puts before it (`kWarpSize`,
+#: `hw_warp_size`, `CUDA_WARP_SIZE`; not torch's `C10_WARP_SIZE`, judged on its own). Kept in
+#: step with warp_constants.WARP_CONSTANT and context.project_macros._WARP_NAME.
+_WARP_NAME = re.compile(r"^(?!c10_)\w*?warp_?(size|width)$", re.I)
 _THREAD_NAMES = frozenset(
     {"tid", "tidx", "lane", "laneid", "lane_id", "threadid", "thread_id", "ltid", "local_tid"}
 )

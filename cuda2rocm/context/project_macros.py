@@ -569,7 +569,10 @@ def fallback_features(texts: Mapping[str, str], own: _PerFile | None = None) -> 
 
 
 # -- warp-size constants ------------------------------------------------------------------------
-_WARP_NAME = r"(?:k_?)?(?:warp_?size|warp_?width|threads_?per_?warp|warp_?threads|lanes_?per_?warp)"
+_WARP_NAME = (
+    r"(?!c10_)(?:\w*?(?:warp_?size|warp_?width|threads_?per_?warp)"
+    r"|(?:k_?)?(?:warp_?threads|lanes_?per_?warp))"
+)
 #: `#define WARP_SIZE 32`, `constexpr int kWarpSize = 64;`, `enum { kWarpSize = 32 }`.
 _WARP_DEFINITION = re.compile(
     rf"^[ \t]*#[ \t]*define[ \t]+(?P<macro>{_WARP_NAME})[ \t]+(?P<mvalue>[^\n]+)"
