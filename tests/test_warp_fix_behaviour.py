@@ -240,3 +240,86 @@ def _run_logical(work: Path, width: str) -> dict[str, float]:
     return _parse(
         _build_and_run([*cmd, str(work / "driver.cpp"), "-o", str(exe), "-ltbb", "-lpthread"], exe)
     )
+
+
+# -- a warp constant named for nothing in particular: rewritten with its function ----------------
+#: A block sum whose warp width is a constant spelled `kSpan` (warp-size-32 finds it by use).
+SPAN = """#include <cuda_runtime.h>
+constexpr int kSpan = 32;
+__global__ void span_sum(const float* x, float* out) {
+  __shared__ float part[32];
+  float v = x[threadIdx.x];
+  for (int o = kSpan / 2; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffff, v, o);
+  if (threadIdx.x % kSpan == 0) part[threadIdx.x / kSpan] = v;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    float t = 0;
+    for (int w = 0; w < blockDim.x / kSpan; ++w) t += part[w];
+    out[0] = t;
+  }
+}
+"""
+SPAN_MAIN = """#include <cstdio>
+int main() {
+  const int n = 256;
+  float h[n];
+  double want = 0;
+  for (int i = 0; i < n; ++i) {
+    h[i] = (i % 64 < 40) ? 1.0f + 0.25f * (i % 3) : -0.5f * (i % 5);
+    want += h[i];
+  }
+  float *x, *s;
+  GPU_(Malloc)(&x, sizeof h);
+  GPU_(Malloc)(&s, sizeof(float));
+  GPU_(Memcpy)(x, h, sizeof h, GPU_(MemcpyHostToDevice));
+  LAUNCH(span_sum, n, x, s);
+  float got;
+  GPU_(Memcpy)(&got, s, sizeof got, GPU_(MemcpyDeviceToHost));
+  std::printf("sum=%.6g sum_expect=%.6g\\n", got, want);
+}
+"""
+
+
+def _span(work: Path, fix: bool) -> Path:
+    work.mkdir()
+    (work / "kernels.cu").write_text(SPAN)
+    (work / "main.inc").write_text(SPAN_MAIN)
+    if fix:
+        fix_paths(Linter(select_rules(load_catalogue())), [work], unsafe=True)
+    return work
+
+
+def _fixed_span(tmp_path: Path) -> Path:
+    return _span(tmp_path / "span", fix=True)
+
+
+def test_a_use_named_warp_constant_is_rewritten_with_the_arrays_it_sizes(tmp_path):
+    fixed = (_fixed_span(tmp_path) / "kernels.cu").read_text()
+    assert "constexpr int kSpan = CUDA2ROCM_WARP_SIZE;" in fixed
+    assert "__shared__ float part[CUDA2ROCM_WARP_SIZE];" in fixed
+
+
+@pytest.mark.skipif(
+    HIP_CPU is None or shutil.which("g++") is None or not TBB,
+    reason="needs ROCm's HIP-CPU headers (HIP_CPU_INCLUDE), g++ and libtbb-dev",
+)
+def test_the_rewritten_span_sum_is_right_with_64_lane_wavefronts(tmp_path):
+    got = _run_hip_cpu(_fixed_span(tmp_path), HIP_DRIVER)
+    assert got["sum"] == got["sum_expect"]
+
+
+@pytest.mark.skipif(
+    not _has_nvidia_gpu(),
+    reason="needs nvcc and an NVIDIA GPU (not in CI); bench/gpu_identity.sh runs it by hand",
+)
+def test_original_and_rewritten_span_sum_agree_on_nvidia(tmp_path):
+    outputs = []
+    for work in (_span(tmp_path / "original", fix=False), _fixed_span(tmp_path)):
+        (work / "driver.cu").write_text(CUDA_DRIVER)
+        exe = work / "driver"
+        outputs.append(
+            _build_and_run(["nvcc", "-I", str(work), str(work / "driver.cu"), "-o", str(exe)], exe)
+        )
+    assert outputs[0] == outputs[1]
+    values = _parse(outputs[0])
+    assert values["sum"] == values["sum_expect"]

@@ -646,11 +646,15 @@ def _assigned_name(view: CppView, expr: Node) -> str | None:
 
 
 def _defined_name(view: CppView, node) -> str | None:
-    """`WARP_SIZE` for the value of `#define WARP_SIZE 32` (None elsewhere)."""
+    """`WARP_SIZE` for the value of `#define WARP_SIZE 32`, `kLanes` for the value of
+    `constexpr int kLanes = 32;` (None elsewhere)."""
     for parent in ancestors(node):
         if parent.type == "preproc_def":
             name = parent.child_by_field_name("name")
             return view.text(name) if name is not None else None
+        if parent.type == "init_declarator" and parent.child_by_field_name("value") == node:
+            name = parent.child_by_field_name("declarator")
+            return view.text(name) if name is not None and name.type == "identifier" else None
     return None
 
 
