@@ -293,6 +293,10 @@ class Linter:
         from cuda2rocm.context import vendor_only
 
         found = vendor_only.guard(self, source, found)
+        if source.language == "requirements" and source.path.endswith("pyproject.toml"):
+            from cuda2rocm.context import vendor_extras
+
+            found = vendor_extras.guard(found, source.text, frozenset(NEVER_GUARDED))
         if self.build_membership is not None:
             why = self.build_membership.reason(source.path, source.text)
             if why:

@@ -20,6 +20,7 @@ unknown condition keeps the finding. One module per language or input:
 - `standalone_cuda`: CMake sub-projects of their own for CUDA that nothing else builds;
 - `cmake_unset`: project CMake variables only `set()` where a ROCm configure never goes;
 - `hip_only`: files only a ROCm build compiles (the HIP side of the project's switch);
+- `vendor_extras`: pyproject extras named for CUDA (`cu121`) beside extras named for ROCm;
 - `text_sources`: C/C++ files the project's Python code reads as text (run-time compilers,
   generators): no compatibility header for them; `torch_floor`: the oldest torch the project
   requires (safe fixes that need a newer one become unsafe);
