@@ -545,7 +545,7 @@ def prepare(
     embedded = [d.decode("utf-8", "replace") for _, d in python if b"#include" in d]
     # The macros read the build files only through the flags they define: keyed by those
     # (a comment added to setup.py does not derive the macros again).
-    defines = build_defines.index(builds, off, memo)
+    defines = build_defines.index(builds, off, memo, cmake=cmake)
     unbuilt = unbuilt_sources(cmake, linter.torch_built_for)
     db = _compile_db(linter, items)
     if db is not None:  # the ROCm build's own record replaces what was read from its files

@@ -13,7 +13,10 @@
   variables, under `if()/elseif()/else()` whose condition names HIP/ROCm (true on ROCm) or a
   `USE_CUDA`/`WITH_CUDA`-style build switch (false on ROCm, but only in a project whose CMake
   also tests a HIP/ROCm switch: where `WITH_CUDA` is the project's only GPU switch, as in a
-  project not yet ported, a ROCm port turns that same switch on, so it stays unknown).
+  project not yet ported, a ROCm port turns that same switch on, so it stays unknown). Read
+  in the project's context (`_cmake_project_defines`): a file added by `add_subdirectory` only
+  on such paths defines only for CUDA, and a definition inside a function or macro takes the
+  paths of its calls (ginkgo-like `X_BUILD_CUDA` / `X_BUILD_HIP` trees and test helpers).
 
 A macro defined for ROCm anywhere is defined (with its value when it is a literal); one defined
 only on CUDA paths is not defined by the build on ROCm; one under an unknown condition is unknown.
@@ -32,7 +35,8 @@ from cuda2rocm.context.preprocessor import INF, UNKNOWN, Tri, Val
 _HIPPY = re.compile(r"(?i)(?<![a-z])hip(?![a-z]{2})|rocm|(?<![a-z])amd(?![a-z])")
 _FLAG = re.compile(r"^-D([A-Za-z_]\w*)(?:=(.*))?$")
 _CMAKE_FLAG = re.compile(r"(?<![\w$])-D([A-Za-z_]\w*)(?:=([^\s\")]*))?")
-_CUDA_SWITCH = re.compile(r"\b(?:USE|WITH|BUILD|ENABLE)_CUDA\b")
+#: `USE_CUDA`, `WITH_CUDA`, and a project's prefixed spelling (`GINKGO_BUILD_CUDA`).
+_CUDA_SWITCH = re.compile(r"(?:\b|_)(?:USE|WITH|BUILD|ENABLE)_CUDA\b")
 TOKENS = (b"define_macros", b"-D")
 
 
@@ -270,19 +274,30 @@ def _cmake_value(
     return (not value) if negated else value
 
 
-def cmake_defines(
-    text: str,
-    where: str,
-    out: BuildDefines,
-    cuda_switch_known: bool = True,
-    off: Mapping[str, str] | None = None,
-) -> None:
-    """`cuda_switch_known`: whether a `WITH_CUDA`-style switch is known off on ROCm (the project
-    has a separate HIP/ROCm switch). `off`: options a ROCm build cannot turn on -> why
-    (`nvidia_options`); a definition in their branch is CUDA-only, and says why."""
+@dataclass
+class _CMakeScan:
+    """What one CMake file says about definitions, read line by line: definitions, the
+    sub-directories it adds and the commands it calls, each with the path of conditions
+    around it and the function/macro body it sits in ("" at file level)."""
+
+    definitions: list[tuple[str, str | None, list[Tri], str, str]] = field(default_factory=list)
+    subdirectories: list[tuple[str, list[Tri], str]] = field(default_factory=list)
+    calls: list[tuple[str, list[Tri], str]] = field(default_factory=list)
+    functions: set[str] = field(default_factory=set)
+
+
+_BODY_OPEN = {"function", "macro"}
+_BODY_CLOSE = {"endfunction", "endmacro"}
+
+
+def _scan_cmake(
+    text: str, where: str, cuda_switch_known: bool = True, off: Mapping[str, str] | None = None
+) -> _CMakeScan:
     off = off or {}
+    scan = _CMakeScan()
     stack: list[tuple[Tri, Tri]] = []  # (value of the current branch, any earlier taken)
     because: list[str] = []  # per open if(): why its branch is off on ROCm ("" if not so)
+    body = ""  # the function/macro whose body this is
     lines = text.splitlines()
     i = 0
     while i < len(lines):
@@ -315,8 +330,20 @@ def cmake_defines(
         elif command == "endif" and stack:
             stack.pop()
             because.pop()
+        elif command in _BODY_OPEN and not body:
+            words = inner.split()
+            body = words[0].lower() if words else ""
+            scan.functions.add(body)
+        elif command in _BODY_CLOSE:
+            body = ""
         else:
             path = [s[0] for s in stack]
+            if command == "add_subdirectory":
+                words = inner.replace('"', " ").split()
+                if words:
+                    scan.subdirectories.append((words[0], path, body))
+            elif command not in _DEFINITIONS and command not in ("add_definitions", "set"):
+                scan.calls.append((command, path, body))
             names: list[tuple[str, str | None]] = [
                 (f.group(1), f.group(2)) for f in _CMAKE_FLAG.finditer(inner)
             ]
@@ -331,8 +358,107 @@ def cmake_defines(
                     if mm:
                         names.append((mm.group(1), mm.group(2)))
             why = next((b for b in because if b), "")
+            place = f"{where}:{lineno}" + (f"; {why}" if why else "")
             for name, value in names:
-                out.add(name, value, _and(path), f"{where}:{lineno}" + (f"; {why}" if why else ""))
+                scan.definitions.append((name, value, path, place, body))
+    return scan
+
+
+def cmake_defines(
+    text: str,
+    where: str,
+    out: BuildDefines,
+    cuda_switch_known: bool = True,
+    off: Mapping[str, str] | None = None,
+) -> None:
+    """One CMake file on its own: `cuda_switch_known`: whether a `WITH_CUDA`-style switch is
+    known off on ROCm (the project has a separate HIP/ROCm switch). `off`: options a ROCm build
+    cannot turn on -> why (`nvidia_options`); a definition in their branch is CUDA-only, and
+    says why. A definition in a function or macro body runs where it is called, which one file
+    does not say: unknown (`index` follows the calls)."""
+    scan = _scan_cmake(text, where, cuda_switch_known, off)
+    for name, value, path, place, body in scan.definitions:
+        out.add(name, value, None if body else _and(path), place)
+
+
+def _any(values: Iterable[Tri]) -> Tri:
+    """Three-valued OR: some path true, or all false."""
+    values = list(values)
+    if True in values:
+        return True
+    return False if values and all(v is False for v in values) else None
+
+
+def _context(*values: Tri) -> list[Tri]:
+    """The enclosing contexts of a command (its file's, its function's) as path elements: a
+    context known to run adds no condition."""
+    return [v for v in values if v is not True]
+
+
+def _cmake_project_defines(scans: dict[Path, _CMakeScan], out: BuildDefines) -> None:
+    """Definitions of the run's CMake files in their project context: a file a parent adds
+    with `add_subdirectory` only on paths false on ROCm (`if(X_BUILD_CUDA)` beside
+    `if(X_BUILD_HIP)`) runs only on CUDA configures, and what it defines is CUDA-only; a
+    definition inside a function or macro takes the value of the paths its calls sit on
+    (every call on a CUDA-only path: CUDA-only; one on a ROCm path: ROCm). A file nobody adds
+    runs as configured (a project's top-level file; a `.cmake` module, whose functions are
+    what it adds). Unknown stays unknown."""
+    folder_of = {path.resolve().parent: path for path in scans if path.name == "CMakeLists.txt"}
+    inherited: dict[Path, Tri] = {}
+    adds: dict[Path, list[tuple[Path, list[Tri], str]]] = {}
+    for path, scan in scans.items():
+        for word, path_values, body in scan.subdirectories:
+            if "${" in word:
+                continue
+            target = (path.resolve().parent / word).resolve()
+            if target in folder_of:
+                adds.setdefault(folder_of[target], []).append((path, path_values, body))
+    functions: dict[str, Tri] = {}
+    callers: dict[str, list[tuple[Path, list[Tri], str]]] = {}
+    for path, scan in scans.items():
+        for name, path_values, body in scan.calls:
+            callers.setdefault(name, []).append((path, path_values, body))
+    defined = {f for scan in scans.values() for f in scan.functions}
+
+    def file_value(path: Path, seen: frozenset = frozenset()) -> Tri:
+        if path in inherited:
+            return inherited[path]
+        if path not in adds or path in seen:
+            return True
+        value = _any(
+            _and([*_context(file_value(p, seen | {path}), body_value(b, seen | {path})), *pv])
+            for p, pv, b in adds[path]
+        )
+        inherited[path] = value
+        return value
+
+    def body_value(name: str, seen: frozenset = frozenset()) -> Tri:
+        if not name:
+            return True
+        if name in functions:
+            return functions[name]
+        if name in seen:
+            return None
+        sites = callers.get(name, [])
+        value = (
+            _any(
+                _and([*_context(file_value(p, seen | {name}), body_value(b, seen | {name})), *pv])
+                for p, pv, b in sites
+            )
+            if sites
+            else False
+        )
+        functions[name] = value
+        return value
+
+    for path, scan in scans.items():
+        for name, value, path_values, place, body in scan.definitions:
+            if body and body in defined and not callers.get(body):
+                continue  # a function nobody calls defines nothing
+            # True here is "no constraint", not a ROCm test: only what is not known true
+            # joins the path (an unknown context stays unknown).
+            start = _context(file_value(path), body_value(body))
+            out.add(name, value, _and([*start, *path_values]), place)
 
 
 class _Adds:
@@ -352,43 +478,52 @@ def _python_adds(text: str, where: str) -> tuple[tuple, ...]:
 
 
 def index(
-    files: Iterable[tuple[Path, str, bytes]], off: Mapping[str, str] | None = None, memo=None
+    files: Iterable[tuple[Path, str, bytes]],
+    off: Mapping[str, str] | None = None,
+    memo=None,
+    cmake: Iterable[tuple[Path, str, bytes]] = (),
 ) -> BuildDefines:
     """Build flags from (path, display path, bytes) of the run's build scripts. `off`: options
     a ROCm build cannot turn on (`nvidia_options.options`; computed from `files` if None).
-    `memo` (warm.FactsMemo): what each Python build file defines is kept per file."""
+    `memo` (warm.FactsMemo): what each Python build file defines is kept per file. `cmake`:
+    the run's other CMake files (those that define nothing still add sub-directories and call
+    the functions that do)."""
     from cuda2rocm.cache import content_hash
 
     out = BuildDefines()
     files = list(files)
+    cmake = [f for f in cmake if f[0].name == "CMakeLists.txt" or f[0].name.endswith(".cmake")]
     if off is None:
         from cuda2rocm.context import nvidia_options
 
         off = nvidia_options.options(files)
     rocm_switch = any(
         _HIPPY.search(m.group(1).decode("utf-8", "replace"))
-        for path, _, data in files
+        for path, _, data in [*files, *cmake]
         if path.name == "CMakeLists.txt" or path.name.endswith(".cmake")
         for m in _CMAKE_IF.finditer(data)
     )
     for path, display, data in files:
-        name = path.name
-        if name.endswith(".py"):
-            if b"define_macros" in data or b'"-D' in data or b"'-D" in data:
-                text = data.decode("utf-8", "replace")
-                if memo is None:
-                    python_defines(text, display, out)
-                    continue
-                key = (display, content_hash(data))
-                adds = memo.per_file(
-                    "python-defines", key, lambda t=text, d=display: _python_adds(t, d)
-                )
-                for call in adds:
-                    out.add(*call)
-        elif (name == "CMakeLists.txt" or name.endswith(".cmake")) and (
-            b"-D" in data or b"definitions" in data
+        if path.name.endswith(".py") and (
+            b"define_macros" in data or b'"-D' in data or b"'-D" in data
         ):
-            cmake_defines(data.decode("utf-8", "replace"), display, out, rocm_switch, off)
+            text = data.decode("utf-8", "replace")
+            if memo is None:
+                python_defines(text, display, out)
+                continue
+            key = (display, content_hash(data))
+            adds = memo.per_file(
+                "python-defines", key, lambda t=text, d=display: _python_adds(t, d)
+            )
+            for call in adds:
+                out.add(*call)
+    scans = {
+        path: _scan_cmake(data.decode("utf-8", "replace"), display, rocm_switch, off)
+        for path, display, data in [*files, *cmake]
+        if path.name == "CMakeLists.txt" or path.name.endswith(".cmake")
+    }
+    if scans:
+        _cmake_project_defines(scans, out)
     return out.settle()
 
 
