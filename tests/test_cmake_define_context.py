@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from cuda2rocm.context import build_defines
-from tests.conftest import lint_json
+from tests.conftest import lint_json, write_tree
 
 TREE = {
     "CMakeLists.txt": (
@@ -48,14 +48,9 @@ TREE = {
 
 
 def _write(root: Path) -> list[tuple[Path, str, bytes]]:
-    cmake = []
-    for name, text in TREE.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-        if name.endswith(("CMakeLists.txt", ".cmake")):
-            cmake.append((path, name, text.encode()))
-    return cmake
+    write_tree(root, TREE)
+    cmake = [n for n in TREE if n.endswith(("CMakeLists.txt", ".cmake"))]
+    return [(root / n, n, TREE[n].encode()) for n in cmake]
 
 
 def test_definitions_take_the_value_of_where_they_run(tmp_path):

@@ -242,17 +242,21 @@ def _bounds_a_shuffle_loop(view: CppView, ident: Node) -> bool:
     if body is None or _within(ident, body):
         return False
     for node in _walk(body):
-        if node.type != "call_expression":
-            continue
-        func = node.child_by_field_name("function")
-        name = view.text(func) if func is not None else ""
-        if name not in _SHUFFLES:
-            continue
-        args = node.child_by_field_name("arguments")
-        named = [a for a in args.named_children if a.type != "comment"] if args else []
-        if len(named) <= (3 if name.endswith("_sync") else 2):
-            return True
+        shuffle = _shuffle_arguments(view, node) if node.type == "call_expression" else None
+        if shuffle is not None and len(shuffle[0]) <= shuffle[1]:
+            return True  # no width argument: the whole wavefront
     return False
+
+
+def _shuffle_arguments(view: CppView, call: Node) -> tuple[list[Node], int] | None:
+    """(arguments, index of the `width` one) of a call to a CUDA/HIP shuffle, else None."""
+    func = call.child_by_field_name("function")
+    name = view.text(func) if func is not None else ""
+    if name not in _SHUFFLES:
+        return None
+    args = call.child_by_field_name("arguments")
+    named = [a for a in args.named_children if a.type != "comment"] if args else []
+    return named, 3 if name.endswith("_sync") else 2
 
 
 def logical_widths(view: CppView) -> set[str]:
@@ -260,13 +264,10 @@ def logical_widths(view: CppView) -> set[str]:
     (`__shfl_xor_sync(m, v, o, WARP_SIZE)`), self-consistent on a 64-lane wavefront too."""
     found: set[str] = set()
     for call in view.calls:
-        func = call.child_by_field_name("function")
-        name = view.text(func) if func is not None else ""
-        if name not in _SHUFFLES:
+        shuffle = _shuffle_arguments(view, call)
+        if shuffle is None:
             continue
-        args = call.child_by_field_name("arguments")
-        named = [a for a in args.named_children if a.type != "comment"] if args else []
-        at = 3 if name.endswith("_sync") else 2
+        named, at = shuffle
         if len(named) > at and named[at].type == "identifier":
             found.add(view.text(named[at]))
     return found
