@@ -289,10 +289,18 @@ def _with_vendor_split(linter: Linter, items, have, memo, files, root, built):
             models[shown] = preprocessor.model(text, shown, built, macros)
         return not models[shown].reason(line)  # type: ignore[attr-defined]
 
+    def compiled(path: Path) -> bool:
+        """Compiled or hipified by a build the run reads (torch's cpp_extension, CMake,
+        Cython): such a file is not picked per vendor at run time."""
+        shown = str(path)
+        return bool(linter.torch_built_for(shown)) or bool(linter.build_note_for(shown))
+
     inputs = [
         str(root),
         [(str(p), shown, lang, content_hash(d)) for p, shown, lang, d in files],
         [(shown, content_hash(d)) for _, shown, d in sources],
+        sorted(str(d) for d in linter.torch_built_dirs),
+        sorted(str(p) for p in linter.other_builds),
         getattr(macros, "digest", ""),
         sorted(f"{c.root}|{sorted(c.files)}" for c in built.components),
         repr(sorted(built.companions.items())),
@@ -301,7 +309,7 @@ def _with_vendor_split(linter: Linter, items, have, memo, files, root, built):
     found = memo.call(
         "vendor-split",
         inputs,
-        lambda: vendor_split.components(files, sources, root, built, reachable),
+        lambda: vendor_split.components(files, sources, root, built, reachable, compiled),
     )
     db = _compile_db(linter, items)
     if db is not None:

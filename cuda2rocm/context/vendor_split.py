@@ -21,6 +21,12 @@ The CUDA sibling is guarded only when all of these hold (anything unknown keeps 
 - no file of the twin includes one of it on a line a HIP pass compiles (then the ROCm build
   compiles it). A file outside both that includes one of its files that way keeps that file,
   and what it includes in turn from the sibling, reported.
+
+Or, the run-time case: no build reaches either sibling (no CMake line, Python build file or
+include from outside the pair names them, and neither torch's cpp_extension, CMake nor Cython
+compiles a file of them). Then the project picks one per vendor when it runs (a code
+generator's per-target templates, sources handed to a run-time compiler), and a ROCm run takes
+the twin: the CUDA sibling is guarded the same way.
 """
 
 from __future__ import annotations
@@ -294,6 +300,32 @@ def _include_refs(
     return out
 
 
+def _run_time_pair(
+    cuda: Path,
+    rocm: Path,
+    refs: list[_Ref],
+    mentions: list[_Ref],
+    includes: list[_Ref],
+    compiled: Callable[[Path], bool],
+) -> bool:
+    """Neither sibling is named by a build line or a Python build file, included from outside
+    the pair, or compiled by a build the run reads."""
+    pair = (cuda, rocm)
+    if any(_reaches(r, p) for r in refs for p in pair):
+        return False
+    if any(m.word.strip("/") in (cuda.name, rocm.name) for m in mentions):
+        return False
+    if any(
+        _hits(r, p) and not any(_inside(r.origin, q) for q in pair) for r in includes for p in pair
+    ):
+        return False
+    for side in pair:
+        members = list(side.rglob("*"))[:_MAX_HELD] if side.is_dir() else [side]
+        if any(m.suffix in SOURCE_SUFFIXES and compiled(m) for m in members):
+            return False
+    return True
+
+
 def _in_place_of(ref: _Ref, twin_refs: list[_Ref]) -> str | None:
     """Why a ROCm configure never runs `ref`, a CUDA sibling's listing, when every CMake line
     listing the twin sits in another branch of one `if()` chain around it: CMake runs one
@@ -340,12 +372,15 @@ def components(
     root: Path | None,
     membership: Membership | None = None,
     reachable: Callable[[str, int], bool] | None = None,
+    compiled: Callable[[Path], bool] | None = None,
 ) -> list[Component]:
     """CUDA siblings of vendor-split pairs the ROCm build leaves out (module docstring).
     `files`: (path, display, language, bytes) of the run's Python and CMake files; `sources`:
     (path, display, bytes) of its C/C++ files; `membership`: the run's other build facts (its
     components are not looked at again; its CMake variables decide branches); `reachable(
-    display, line)`: whether some HIP pass may compile that line (None: every line may)."""
+    display, line)`: whether some HIP pass may compile that line (None: every line may);
+    `compiled(path)`: whether a build the run reads (torch's cpp_extension, CMake, Cython)
+    compiles or hipifies a file (None: unknown, so a pair no build reaches stays reported)."""
     if root is None:
         return []
     root = root.resolve()
@@ -380,7 +415,7 @@ def components(
     for cuda, rocm in found_pairs:
         if any(_inside(cuda, o.root) for o in out):
             continue  # inside a sibling already guarded: the same decision
-        made = _decide(cuda, rocm, root, refs, mentions, includes, listed, known)
+        made = _decide(cuda, rocm, root, refs, mentions, includes, listed, known, compiled)
         if made is not None:
             out.append(made)
     return out
@@ -395,6 +430,7 @@ def _decide(
     includes: list[_Ref],
     listed: list[HipListing],
     known: list[Component],
+    compiled: Callable[[Path], bool] | None = None,
 ) -> Component | None:
     if rocm.is_dir():
         if not any(
@@ -409,8 +445,18 @@ def _decide(
         for r in [*refs, *includes]
         if r.dead is None and not _inside(r.origin, rocm) and _reaches(r, rocm)
     ]
+    run_time = False
     if not twin_refs:
-        return None  # how the twin is built is not known: the pair says nothing
+        # No build reaches the twin. Where no build reaches either sibling at all (nothing
+        # the run's CMake, Python build files or compiled sources name, nothing torch's
+        # cpp_extension, CMake or Cython compiles), the project picks one per vendor when it
+        # runs (a code generator's per-target templates, sources handed to a run-time
+        # compiler): a ROCm run takes the twin. Anything short of that says nothing.
+        run_time = compiled is not None and _run_time_pair(
+            cuda, rocm, refs, mentions, includes, compiled
+        )
+        if not run_time:
+            return None  # how the twin is built is not known: the pair says nothing
     # The CUDA sibling: anything the ROCm build runs that may reach it keeps it reported.
     if any(_inside(f, cuda) for h in listed for f in h.files):
         return None  # a HIP target compiles its files
@@ -443,9 +489,19 @@ def _decide(
             keep += list(inner.get(f, ()))
     if not held:
         return None
+    twin_label = _label(rocm, root)
+    if run_time:
+        first = min(held)
+        why = (
+            f"no build the run reads compiles it or {twin_label}: the project picks one per "
+            f"vendor when it runs, and a ROCm run takes {twin_label}"
+        )
+        shown_at = _label(first, root).strip("`")
+        return SplitComponent(
+            cuda, shown_at, 1, why, _label(cuda, root), frozenset(held), twin=twin_label
+        )
     twin = twin_refs[0]
     dead = next((r for r in mine if r.dead), None) or next((r for r in included if r.dead), None)
-    twin_label = _label(rocm, root)
     if dead is not None and dead in mine:
         why = f"`{dead.display}:{dead.line}` names it only under {dead.dead}"
     elif dead is not None:
