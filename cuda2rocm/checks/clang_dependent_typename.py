@@ -115,10 +115,14 @@ def _in_class(node) -> bool:
 
 
 def _names(node) -> list:
-    """Identifiers of a qualified name, in source order."""
+    """Identifiers of a qualified name, in source order: its own scopes and name, not what
+    its template arguments name (`typename S<N::rank>::type` says `type` is a type, and
+    nothing about `rank`, which is a value there)."""
     found, stack = [], [node]
     while stack:
         current = stack.pop()
+        if current.type == "template_argument_list":
+            continue
         if current.type in ("type_identifier", "namespace_identifier", "identifier"):
             found.append(current)
         stack.extend(current.children)
