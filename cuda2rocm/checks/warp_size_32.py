@@ -483,9 +483,19 @@ class Rule(CppRule):
 
         shuffles = [c for c in self._shuffles() if not hip_excluded(self.view, c)]
 
+        by_span = {(f.start_byte, f.end_byte): f for f in self.view.functions}
+
         def clean(function) -> bool:
             if _takes_warp_index(self.view, function):
                 return False
+            # A callee that takes the warp or lane index this function computes gets no fix
+            # (above): rewriting the caller's split alone would hand it 64-lane indices for
+            # the 32-lane slots it sizes (`sums[num_threads / 32]`, read at `lane_id`).
+            own = (function.start_byte, function.end_byte)
+            for span in self._reach(function):
+                other = by_span.get(span)
+                if span != own and other is not None and _takes_warp_index(self.view, other):
+                    return False
             # The unit is the function and the functions of this file it calls: a warp
             # reduction it calls whose butterfly stays at five steps (`for (i = 4; i >= 0;
             # i--)` over `1 << i`) or at 32 would reduce half a 64-lane wavefront.
@@ -561,6 +571,13 @@ class Rule(CppRule):
             why = "this function spells 32 or 31 elsewhere too"
             if function is not None and _takes_warp_index(self.view, function):
                 why = "this function takes a warp or lane index its callers compute"
+            elif function is not None and any(
+                span in by_span
+                and span != (function.start_byte, function.end_byte)
+                and _takes_warp_index(self.view, by_span[span])
+                for span in self._reach(function)
+            ):
+                why = "a function it calls takes the warp or lane index it computes"
             self._emit(node, what, replacement if fixable else None, why)
 
     def _emit(self, node, what: str, replacement: str | None, why: str = "") -> None:
